@@ -1,0 +1,320 @@
+//! The `cluster_tenants` table: one row per customer, holding its desired state and the last
+//! status mirrored from its custom resource.
+//!
+//! Values arrive here already validated by the service layer; the table's CHECK constraints are
+//! the backstop, not the validator.
+
+use chrono::{DateTime, Utc};
+use opencrane_db::Result;
+use sqlx::PgExecutor;
+
+/// A ClusterTenant as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterTenantRow {
+    /// Primary key; also the CR name and the namespace suffix.
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// Optional customer-owned host name.
+    pub vanity_domain: Option<String>,
+    /// `shared`, `dedicatedNodes` or `dedicatedCluster`.
+    pub isolation_tier: String,
+    /// `shared` or `dedicated`.
+    pub compute_mode: String,
+    /// Node pool for dedicated compute.
+    pub node_pool: Option<String>,
+    /// `{cpu, memory, pods, storage, gpu}` (each optional).
+    pub quota: serde_json::Value,
+    /// Seat limit; `None` = uncapped.
+    pub seat_cap: Option<i32>,
+    /// Lifecycle phase.
+    pub phase: String,
+    /// Human-readable status message.
+    pub message: Option<String>,
+    /// Namespace the silo was bound to.
+    pub bound_namespace: Option<String>,
+    /// Which provisioner serves the tier.
+    pub provisioner: Option<String>,
+    /// Zitadel organisation id.
+    pub zitadel_org_id: Option<String>,
+    /// Zitadel project id.
+    pub zitadel_project_id: Option<String>,
+    /// Zitadel OIDC app id.
+    pub zitadel_app_id: Option<String>,
+    /// Zitadel OIDC client id.
+    pub zitadel_client_id: Option<String>,
+    /// Redirect URI registered with Zitadel.
+    pub zitadel_redirect_uri: Option<String>,
+    /// When the row was created.
+    pub created_at: DateTime<Utc>,
+    /// When the row last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A row of the list page: the stored row plus the number of active members (seats in use).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterTenantListRow {
+    /// The stored row.
+    pub row: ClusterTenantRow,
+    /// Active memberships, i.e. seats in use.
+    pub active_members: i64,
+}
+
+/// The desired state written on create and update (already validated).
+#[derive(Clone, Debug)]
+pub struct DesiredState<'a> {
+    /// Human-readable name.
+    pub display_name: &'a str,
+    /// Lower-case host name, or `None`.
+    pub vanity_domain: Option<&'a str>,
+    /// Tier as stored.
+    pub isolation_tier: &'a str,
+    /// Compute mode as stored.
+    pub compute_mode: &'a str,
+    /// Node pool, only with dedicated compute.
+    pub node_pool: Option<&'a str>,
+    /// Quota object.
+    pub quota: &'a serde_json::Value,
+    /// Seat limit.
+    pub seat_cap: Option<i32>,
+}
+
+/// Inserts a new ClusterTenant in phase `pending`.
+pub async fn insert(db: impl PgExecutor<'_>, name: &str, desired: &DesiredState<'_>) -> Result<ClusterTenantRow> {
+    // language=PostgreSQL
+    let row = sqlx::query_as!(
+        ClusterTenantRow,
+        r#"INSERT INTO cluster_tenants
+               (name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota, seat_cap)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           RETURNING name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
+                     seat_cap, phase, message, bound_namespace, provisioner, zitadel_org_id,
+                     zitadel_project_id, zitadel_app_id, zitadel_client_id, zitadel_redirect_uri,
+                     created_at, updated_at"#,
+        name,
+        desired.display_name,
+        desired.vanity_domain,
+        desired.isolation_tier,
+        desired.compute_mode,
+        desired.node_pool,
+        desired.quota,
+        desired.seat_cap,
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(row)
+}
+
+/// Replaces the desired state of `name`; status columns are untouched.
+pub async fn update_desired(
+    db: impl PgExecutor<'_>,
+    name: &str,
+    desired: &DesiredState<'_>,
+) -> Result<ClusterTenantRow> {
+    // language=PostgreSQL
+    let row = sqlx::query_as!(
+        ClusterTenantRow,
+        r#"UPDATE cluster_tenants
+           SET display_name = $2, vanity_domain = $3, isolation_tier = $4, compute_mode = $5,
+               node_pool = $6, quota = $7, seat_cap = $8, updated_at = now()
+           WHERE name = $1
+           RETURNING name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
+                     seat_cap, phase, message, bound_namespace, provisioner, zitadel_org_id,
+                     zitadel_project_id, zitadel_app_id, zitadel_client_id, zitadel_redirect_uri,
+                     created_at, updated_at"#,
+        name,
+        desired.display_name,
+        desired.vanity_domain,
+        desired.isolation_tier,
+        desired.compute_mode,
+        desired.node_pool,
+        desired.quota,
+        desired.seat_cap,
+    )
+    .fetch_optional(db)
+    .await?;
+    row.ok_or(opencrane_db::Error::NotFound)
+}
+
+/// Reads one ClusterTenant.
+pub async fn get(db: impl PgExecutor<'_>, name: &str) -> Result<ClusterTenantRow> {
+    // language=PostgreSQL
+    let row = sqlx::query_as!(
+        ClusterTenantRow,
+        r#"SELECT name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
+                  seat_cap, phase, message, bound_namespace, provisioner, zitadel_org_id,
+                  zitadel_project_id, zitadel_app_id, zitadel_client_id, zitadel_redirect_uri,
+                  created_at, updated_at
+           FROM cluster_tenants WHERE name = $1"#,
+        name,
+    )
+    .fetch_optional(db)
+    .await?;
+    row.ok_or(opencrane_db::Error::NotFound)
+}
+
+/// Reads one ClusterTenant and locks its row until the transaction ends (seat and owner checks
+/// serialise on it).
+pub async fn lock(db: impl PgExecutor<'_>, name: &str) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query_scalar!("SELECT name FROM cluster_tenants WHERE name = $1 FOR UPDATE", name)
+        .fetch_optional(db)
+        .await?
+        .map(|_| ())
+        .ok_or(opencrane_db::Error::NotFound)
+}
+
+/// Deletes one ClusterTenant (memberships cascade).
+pub async fn delete(db: impl PgExecutor<'_>, name: &str) -> Result<()> {
+    // language=PostgreSQL
+    let done = sqlx::query!("DELETE FROM cluster_tenants WHERE name = $1", name).execute(db).await?;
+    if done.rows_affected() == 0 {
+        return Err(opencrane_db::Error::NotFound);
+    }
+    Ok(())
+}
+
+/// Columns the list can be sorted by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// By name.
+    Name,
+    /// By display name, case-insensitively.
+    DisplayName,
+    /// By isolation tier.
+    Tier,
+    /// By phase.
+    Phase,
+    /// By seat limit (uncapped last).
+    SeatCap,
+    /// By creation time.
+    CreatedAt,
+}
+
+impl SortKey {
+    fn as_sql_key(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::DisplayName => "display_name",
+            Self::Tier => "tier",
+            Self::Phase => "phase",
+            Self::SeatCap => "seat_cap",
+            Self::CreatedAt => "created_at",
+        }
+    }
+}
+
+/// Which rows the list shows.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    /// Case-insensitive substring of the name or display name.
+    pub search: Option<String>,
+    /// Exact phase.
+    pub phase: Option<String>,
+    /// Exact tier.
+    pub isolation_tier: Option<String>,
+}
+
+impl ListFilter {
+    /// The search as an escaped `ILIKE` pattern.
+    fn pattern(&self) -> Option<String> {
+        self.search.as_deref().filter(|s| !s.is_empty()).map(|s| {
+            let escaped = s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+            format!("%{escaped}%")
+        })
+    }
+}
+
+/// One page of the list, sorted; ties broken by name so pages never overlap.
+pub async fn list(
+    db: impl PgExecutor<'_>,
+    filter: &ListFilter,
+    sort: SortKey,
+    descending: bool,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<ClusterTenantListRow>> {
+    // One statement for every sort order keeps the query checked at compile time; each CASE
+    // yields NULL unless its key is chosen, so only the chosen column orders the rows.
+    // language=PostgreSQL
+    let rows = sqlx::query!(
+        r#"SELECT ct.name, ct.display_name, ct.vanity_domain, ct.isolation_tier, ct.compute_mode,
+                  ct.node_pool, ct.quota, ct.seat_cap, ct.phase, ct.message, ct.bound_namespace,
+                  ct.provisioner, ct.zitadel_org_id, ct.zitadel_project_id, ct.zitadel_app_id,
+                  ct.zitadel_client_id, ct.zitadel_redirect_uri, ct.created_at, ct.updated_at,
+                  (SELECT count(*) FROM org_memberships m
+                    WHERE m.cluster_tenant = ct.name AND m.status = 'active') AS "active_members!"
+           FROM cluster_tenants ct
+           WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
+             AND ($2::text IS NULL OR ct.phase = $2)
+             AND ($3::text IS NULL OR ct.isolation_tier = $3)
+           ORDER BY
+             CASE WHEN $4 = 'name' AND NOT $5 THEN ct.name END ASC,
+             CASE WHEN $4 = 'name' AND $5 THEN ct.name END DESC,
+             CASE WHEN $4 = 'display_name' AND NOT $5 THEN lower(ct.display_name) END ASC,
+             CASE WHEN $4 = 'display_name' AND $5 THEN lower(ct.display_name) END DESC,
+             CASE WHEN $4 = 'tier' AND NOT $5 THEN ct.isolation_tier END ASC,
+             CASE WHEN $4 = 'tier' AND $5 THEN ct.isolation_tier END DESC,
+             CASE WHEN $4 = 'phase' AND NOT $5 THEN ct.phase END ASC,
+             CASE WHEN $4 = 'phase' AND $5 THEN ct.phase END DESC,
+             CASE WHEN $4 = 'seat_cap' AND NOT $5 THEN ct.seat_cap END ASC NULLS LAST,
+             CASE WHEN $4 = 'seat_cap' AND $5 THEN ct.seat_cap END DESC NULLS LAST,
+             CASE WHEN $4 = 'created_at' AND NOT $5 THEN ct.created_at END ASC,
+             CASE WHEN $4 = 'created_at' AND $5 THEN ct.created_at END DESC,
+             ct.name ASC
+           LIMIT $6 OFFSET $7"#,
+        filter.pattern(),
+        filter.phase,
+        filter.isolation_tier,
+        sort.as_sql_key(),
+        descending,
+        limit,
+        offset,
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| ClusterTenantListRow {
+            row: ClusterTenantRow {
+                name: r.name,
+                display_name: r.display_name,
+                vanity_domain: r.vanity_domain,
+                isolation_tier: r.isolation_tier,
+                compute_mode: r.compute_mode,
+                node_pool: r.node_pool,
+                quota: r.quota,
+                seat_cap: r.seat_cap,
+                phase: r.phase,
+                message: r.message,
+                bound_namespace: r.bound_namespace,
+                provisioner: r.provisioner,
+                zitadel_org_id: r.zitadel_org_id,
+                zitadel_project_id: r.zitadel_project_id,
+                zitadel_app_id: r.zitadel_app_id,
+                zitadel_client_id: r.zitadel_client_id,
+                zitadel_redirect_uri: r.zitadel_redirect_uri,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            },
+            active_members: r.active_members,
+        })
+        .collect())
+}
+
+/// How many rows match `filter`.
+pub async fn count(db: impl PgExecutor<'_>, filter: &ListFilter) -> Result<i64> {
+    // language=PostgreSQL
+    let n = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM cluster_tenants ct
+           WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
+             AND ($2::text IS NULL OR ct.phase = $2)
+             AND ($3::text IS NULL OR ct.isolation_tier = $3)"#,
+        filter.pattern(),
+        filter.phase,
+        filter.isolation_tier,
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(n)
+}

@@ -1,0 +1,169 @@
+//! The `org_memberships` table and its invariant: every ClusterTenant keeps at least one
+//! **active Owner**.
+//!
+//! Several Owners are allowed (the original's schema comments promised "one owner" while its code
+//! allowed many, and the silo's one-owner index then broke the projection). Every change that
+//! could remove the last active Owner — a demotion, a suspension, a removal — locks the
+//! ClusterTenant row first, so two concurrent changes cannot each see "another owner remains".
+
+use chrono::{DateTime, Utc};
+use opencrane_db::Error as DbError;
+use sqlx::{PgConnection, PgExecutor};
+use uuid::Uuid;
+
+use crate::cluster_tenants;
+
+/// A membership as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MembershipRow {
+    /// Row id.
+    pub id: Uuid,
+    /// The ClusterTenant's name.
+    pub cluster_tenant: String,
+    /// The member's IdP subject.
+    pub subject: String,
+    /// `owner`, `admin` or `member`.
+    pub role: String,
+    /// `active` or `suspended`.
+    pub status: String,
+    /// When the membership was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Why a membership change was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum MembershipError {
+    /// The change would leave the ClusterTenant without an active Owner.
+    #[error("a ClusterTenant must keep at least one active owner")]
+    LastOwner,
+    /// No such ClusterTenant or membership.
+    #[error("not found")]
+    NotFound,
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for MembershipError {
+    fn from(err: sqlx::Error) -> Self {
+        Self::Db(err.into())
+    }
+}
+
+/// Lists the memberships of one ClusterTenant, owners first.
+pub async fn list(db: impl PgExecutor<'_>, cluster_tenant: &str) -> Result<Vec<MembershipRow>, DbError> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at
+           FROM org_memberships WHERE cluster_tenant = $1
+           ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, subject"#,
+        cluster_tenant,
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+async fn find(conn: &mut PgConnection, cluster_tenant: &str, subject: &str) -> Result<Option<MembershipRow>, DbError> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at
+           FROM org_memberships WHERE cluster_tenant = $1 AND subject = $2"#,
+        cluster_tenant,
+        subject,
+    )
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// Refuses a change that takes away `current`'s active ownership when nobody else has it.
+async fn guard_last_owner(conn: &mut PgConnection, current: &MembershipRow) -> Result<(), MembershipError> {
+    if current.role != "owner" || current.status != "active" {
+        return Ok(());
+    }
+    // language=PostgreSQL
+    let others = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM org_memberships
+           WHERE cluster_tenant = $1 AND role = 'owner' AND status = 'active' AND subject <> $2"#,
+        current.cluster_tenant,
+        current.subject,
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if others == 0 { Err(MembershipError::LastOwner) } else { Ok(()) }
+}
+
+/// Adds `subject` with `role`, or changes the role of an existing membership.
+/// Run inside a transaction: the ClusterTenant row stays locked until it ends.
+pub async fn upsert(
+    conn: &mut PgConnection,
+    cluster_tenant: &str,
+    subject: &str,
+    role: &str,
+) -> Result<MembershipRow, MembershipError> {
+    lock_cluster_tenant(conn, cluster_tenant).await?;
+    if let Some(current) = find(conn, cluster_tenant, subject).await?
+        && role != "owner"
+    {
+        guard_last_owner(conn, &current).await?;
+    }
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        r#"INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ($1, $2, $3)
+           ON CONFLICT (cluster_tenant, subject)
+           DO UPDATE SET role = EXCLUDED.role, updated_at = now()
+           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at"#,
+        cluster_tenant,
+        subject,
+        role,
+    )
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+/// Suspends or reactivates a membership. Run inside a transaction.
+pub async fn set_status(
+    conn: &mut PgConnection,
+    cluster_tenant: &str,
+    subject: &str,
+    status: &str,
+) -> Result<MembershipRow, MembershipError> {
+    lock_cluster_tenant(conn, cluster_tenant).await?;
+    let current = find(conn, cluster_tenant, subject).await?.ok_or(MembershipError::NotFound)?;
+    if status != "active" {
+        guard_last_owner(conn, &current).await?;
+    }
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        r#"UPDATE org_memberships SET status = $3, updated_at = now()
+           WHERE cluster_tenant = $1 AND subject = $2
+           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at"#,
+        cluster_tenant,
+        subject,
+        status,
+    )
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+/// Removes a membership. Run inside a transaction.
+pub async fn remove(conn: &mut PgConnection, cluster_tenant: &str, subject: &str) -> Result<(), MembershipError> {
+    lock_cluster_tenant(conn, cluster_tenant).await?;
+    let current = find(conn, cluster_tenant, subject).await?.ok_or(MembershipError::NotFound)?;
+    guard_last_owner(conn, &current).await?;
+    // language=PostgreSQL
+    sqlx::query!("DELETE FROM org_memberships WHERE id = $1", current.id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+async fn lock_cluster_tenant(conn: &mut PgConnection, cluster_tenant: &str) -> Result<(), MembershipError> {
+    cluster_tenants::lock(&mut *conn, cluster_tenant).await.map_err(|e| match e {
+        DbError::NotFound => MembershipError::NotFound,
+        other => MembershipError::Db(other),
+    })
+}

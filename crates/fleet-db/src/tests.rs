@@ -1,0 +1,252 @@
+//! Database tests: each runs against a fresh database on the harness's PostgreSQL, migrated with
+//! the embedded fleet schema.
+
+use opencrane_db::Error as DbError;
+use serde_json::json;
+use sqlx::PgPool;
+
+use crate::{
+    billing_accounts,
+    cluster_tenants::{self, DesiredState, ListFilter, SortKey},
+    memberships::{self, MembershipError},
+};
+
+fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value) -> DesiredState<'a> {
+    DesiredState {
+        display_name,
+        vanity_domain: None,
+        isolation_tier: "shared",
+        compute_mode: "shared",
+        node_pool: None,
+        quota,
+        seat_cap: None,
+    }
+}
+
+async fn seed(pool: &PgPool, name: &str) {
+    let quota = json!({});
+    cluster_tenants::insert(pool, name, &desired(&name.to_uppercase(), &quota)).await.unwrap();
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn insert_then_get_round_trips_and_starts_pending(pool: PgPool) {
+    let quota = json!({"cpu": "4", "pods": 20});
+    let mut d = desired("Acme Corp", &quota);
+    d.vanity_domain = Some("acme.example.com");
+    d.seat_cap = Some(50);
+    let inserted = cluster_tenants::insert(&pool, "acme", &d).await.unwrap();
+    assert_eq!(inserted.phase, "pending");
+    let got = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!(got, inserted);
+    assert_eq!(got.quota, quota);
+    assert_eq!(got.vanity_domain.as_deref(), Some("acme.example.com"));
+    assert_eq!(got.seat_cap, Some(50));
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn duplicates_are_reported_by_constraint_name(pool: PgPool) {
+    let quota = json!({});
+    let mut d = desired("Acme", &quota);
+    d.vanity_domain = Some("acme.example.com");
+    cluster_tenants::insert(&pool, "acme", &d).await.unwrap();
+
+    let again = cluster_tenants::insert(&pool, "acme", &desired("Other", &quota)).await;
+    assert!(matches!(again, Err(DbError::UniqueViolation { ref constraint }) if constraint == "cluster_tenants_pkey"));
+
+    let same_domain = cluster_tenants::insert(&pool, "beta", &d).await;
+    assert!(
+        matches!(same_domain, Err(DbError::UniqueViolation { ref constraint }) if constraint == "cluster_tenants_vanity_domain_key"),
+        "{same_domain:?}"
+    );
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn check_constraints_back_up_the_validator(pool: PgPool) {
+    let quota = json!({});
+    for bad in ["Acme", "-acme", "acme-", "1acme", "a_b", &"a".repeat(54)] {
+        let r = cluster_tenants::insert(&pool, bad, &desired("X", &quota)).await;
+        assert!(
+            matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_name_format"),
+            "{bad}: {r:?}"
+        );
+    }
+    let mut d = desired("X", &quota);
+    d.compute_mode = "dedicated";
+    let r = cluster_tenants::insert(&pool, "nopool", &d).await;
+    assert!(matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_node_pool_iff_dedicated"));
+    let mut d = desired("X", &quota);
+    d.isolation_tier = "gold";
+    let r = cluster_tenants::insert(&pool, "gold", &d).await;
+    assert!(matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_isolation_tier_valid"));
+    let r = cluster_tenants::insert(&pool, "blank", &desired("   ", &quota)).await;
+    assert!(matches!(r, Err(DbError::CheckViolation { .. })));
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn update_changes_desired_state_only(pool: PgPool) {
+    seed(&pool, "acme").await;
+    sqlx::query("UPDATE cluster_tenants SET phase = 'ready', bound_namespace = 'opencrane-acme' WHERE name = 'acme'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let quota = json!({"pods": 5});
+    let mut d = desired("Acme Two", &quota);
+    d.compute_mode = "dedicated";
+    d.node_pool = Some("gpu-a");
+    let updated = cluster_tenants::update_desired(&pool, "acme", &d).await.unwrap();
+    assert_eq!(updated.display_name, "Acme Two");
+    assert_eq!(updated.node_pool.as_deref(), Some("gpu-a"));
+    assert_eq!(updated.phase, "ready", "status columns must survive an update");
+    assert_eq!(updated.bound_namespace.as_deref(), Some("opencrane-acme"));
+    assert!(updated.updated_at >= updated.created_at);
+    let missing = cluster_tenants::update_desired(&pool, "nope", &d).await;
+    assert!(matches!(missing, Err(DbError::NotFound)));
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn delete_cascades_to_memberships(pool: PgPool) {
+    seed(&pool, "acme").await;
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", "sub-1", "owner").await.unwrap();
+    tx.commit().await.unwrap();
+    cluster_tenants::delete(&pool, "acme").await.unwrap();
+    assert!(memberships::list(&pool, "acme").await.unwrap().is_empty());
+    assert!(matches!(cluster_tenants::delete(&pool, "acme").await, Err(DbError::NotFound)));
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
+    for name in ["delta", "alpha", "charlie", "bravo", "echo"] {
+        seed(&pool, name).await;
+    }
+    sqlx::query("UPDATE cluster_tenants SET phase = 'ready', seat_cap = 10 WHERE name IN ('bravo', 'delta')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let all = ListFilter::default();
+    assert_eq!(cluster_tenants::count(&pool, &all).await.unwrap(), 5);
+
+    let names = |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.row.name).collect::<Vec<_>>();
+    let first = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 0).await.unwrap();
+    let second = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 2).await.unwrap();
+    let third = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 4).await.unwrap();
+    assert_eq!(names(first), ["alpha", "bravo"]);
+    assert_eq!(names(second), ["charlie", "delta"]);
+    assert_eq!(names(third), ["echo"]);
+
+    let desc = cluster_tenants::list(&pool, &all, SortKey::Name, true, 10, 0).await.unwrap();
+    assert_eq!(names(desc), ["echo", "delta", "charlie", "bravo", "alpha"]);
+
+    // Ties on the sort column fall back to name order.
+    let by_phase = cluster_tenants::list(&pool, &all, SortKey::Phase, false, 10, 0).await.unwrap();
+    assert_eq!(names(by_phase), ["alpha", "charlie", "echo", "bravo", "delta"]);
+    let by_cap = cluster_tenants::list(&pool, &all, SortKey::SeatCap, false, 10, 0).await.unwrap();
+    assert_eq!(names(by_cap)[..2], ["bravo", "delta"], "capped rows first, uncapped last");
+
+    let ready = ListFilter { phase: Some("ready".into()), ..Default::default() };
+    assert_eq!(cluster_tenants::count(&pool, &ready).await.unwrap(), 2);
+    let search = ListFilter { search: Some("HAR".into()), ..Default::default() };
+    let found = cluster_tenants::list(&pool, &search, SortKey::Name, false, 10, 0).await.unwrap();
+    assert_eq!(names(found), ["charlie"]);
+    // LIKE wildcards in the search are literal.
+    let wildcard = ListFilter { search: Some("%".into()), ..Default::default() };
+    assert_eq!(cluster_tenants::count(&pool, &wildcard).await.unwrap(), 0);
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn list_counts_only_active_members_as_seats(pool: PgPool) {
+    seed(&pool, "acme").await;
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", "owner-1", "owner").await.unwrap();
+    memberships::upsert(&mut tx, "acme", "member-1", "member").await.unwrap();
+    memberships::upsert(&mut tx, "acme", "member-2", "member").await.unwrap();
+    memberships::set_status(&mut tx, "acme", "member-2", "suspended").await.unwrap();
+    tx.commit().await.unwrap();
+    let rows = cluster_tenants::list(&pool, &ListFilter::default(), SortKey::Name, false, 10, 0).await.unwrap();
+    assert_eq!(rows[0].active_members, 2);
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_last_active_owner_cannot_be_demoted_suspended_or_removed(pool: PgPool) {
+    seed(&pool, "acme").await;
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", "ana", "owner").await.unwrap();
+    memberships::upsert(&mut tx, "acme", "bob", "admin").await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = pool.begin().await.unwrap();
+    assert!(matches!(memberships::upsert(&mut tx, "acme", "ana", "admin").await, Err(MembershipError::LastOwner)));
+    assert!(matches!(memberships::set_status(&mut tx, "acme", "ana", "suspended").await, Err(MembershipError::LastOwner)));
+    assert!(matches!(memberships::remove(&mut tx, "acme", "ana").await, Err(MembershipError::LastOwner)));
+    // Non-owners are unaffected by the guard.
+    memberships::set_status(&mut tx, "acme", "bob", "suspended").await.unwrap();
+    // Promoting a second owner makes the first one removable.
+    memberships::set_status(&mut tx, "acme", "bob", "active").await.unwrap();
+    memberships::upsert(&mut tx, "acme", "bob", "owner").await.unwrap();
+    memberships::remove(&mut tx, "acme", "ana").await.unwrap();
+    tx.commit().await.unwrap();
+
+    let left = memberships::list(&pool, "acme").await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!((left[0].subject.as_str(), left[0].role.as_str()), ("bob", "owner"));
+    // A suspended owner does not count as the remaining owner.
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", "cy", "owner").await.unwrap();
+    memberships::set_status(&mut tx, "acme", "cy", "suspended").await.unwrap();
+    assert!(matches!(memberships::remove(&mut tx, "acme", "bob").await, Err(MembershipError::LastOwner)));
+}
+
+/// Two owners demoting each other at the same time: the row lock serialises them, so exactly one
+/// succeeds and the ClusterTenant keeps an owner.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn concurrent_demotions_keep_one_owner(pool: PgPool) {
+    seed(&pool, "acme").await;
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", "ana", "owner").await.unwrap();
+    memberships::upsert(&mut tx, "acme", "bob", "owner").await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut first = pool.begin().await.unwrap();
+    memberships::upsert(&mut first, "acme", "ana", "member").await.unwrap();
+    let second = {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            let mut tx = pool.begin().await.unwrap();
+            let r = memberships::upsert(&mut tx, "acme", "bob", "member").await;
+            if r.is_ok() {
+                tx.commit().await.unwrap();
+            }
+            r
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!second.is_finished(), "the second demotion must wait for the first transaction");
+    first.commit().await.unwrap();
+    assert!(matches!(second.await.unwrap(), Err(MembershipError::LastOwner)));
+    let owners: Vec<_> = memberships::list(&pool, "acme").await.unwrap().into_iter().filter(|m| m.role == "owner").collect();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(owners[0].subject, "bob");
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn membership_changes_on_unknown_rows_are_not_found(pool: PgPool) {
+    let mut tx = pool.begin().await.unwrap();
+    assert!(matches!(memberships::upsert(&mut tx, "ghost", "ana", "owner").await, Err(MembershipError::NotFound)));
+    drop(tx);
+    seed(&pool, "acme").await;
+    let mut tx = pool.begin().await.unwrap();
+    assert!(matches!(memberships::remove(&mut tx, "acme", "nobody").await, Err(MembershipError::NotFound)));
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn billing_account_upsert_reports_creation_once(pool: PgPool) {
+    let (first, created) = billing_accounts::upsert(&pool, "sub-1", Some("Ana@Example.com"), None).await.unwrap();
+    assert!(created);
+    assert_eq!(first.email.as_deref(), Some("ana@example.com"));
+    let (second, created) = billing_accounts::upsert(&pool, "sub-1", None, Some("Ana")).await.unwrap();
+    assert!(!created);
+    assert_eq!(second.id, first.id);
+    assert_eq!(second.email.as_deref(), Some("ana@example.com"), "a missing email keeps the stored one");
+    assert_eq!(second.display_name.as_deref(), Some("Ana"));
+    assert!(billing_accounts::find_by_subject(&pool, "sub-2").await.unwrap().is_none());
+}

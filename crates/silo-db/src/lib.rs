@@ -1,0 +1,11 @@
+//! Every query against a silo's own database, checked at compile time against
+//! `migrations/silo` (offline metadata in `.sqlx/`).
+//!
+//! A silo database belongs to exactly one ClusterTenant; nothing here takes a tenant parameter to
+//! filter by, because there is nobody else's data in it to filter out.
+
+pub mod audit;
+pub mod memberships;
+
+#[cfg(test)]
+mod tests;

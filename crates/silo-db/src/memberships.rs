@@ -1,0 +1,50 @@
+//! The OrgMembership read-model: the silo's copy of who belongs to its ClusterTenant, as the
+//! fleet last reported it. Only the projection writes it; pages and permission checks read it.
+
+use chrono::{DateTime, Utc};
+use opencrane_db::Result;
+use sqlx::PgExecutor;
+
+/// A projected membership.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MembershipRow {
+    /// The member's IdP subject.
+    pub subject: String,
+    /// `owner`, `admin` or `member`.
+    pub role: String,
+    /// `active` or `suspended`.
+    pub status: String,
+    /// When the projection last changed this row.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// All projected memberships, owners first.
+pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<MembershipRow>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        r#"SELECT subject, role, status, updated_at FROM org_memberships
+           ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, subject"#,
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// Inserts or updates one projected membership.
+pub async fn upsert(db: impl PgExecutor<'_>, cluster_tenant: &str, subject: &str, role: &str, status: &str) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        r#"INSERT INTO org_memberships (cluster_tenant, subject, role, status) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (cluster_tenant, subject)
+           DO UPDATE SET role = EXCLUDED.role, status = EXCLUDED.status, updated_at = now()
+           WHERE org_memberships.role IS DISTINCT FROM EXCLUDED.role
+              OR org_memberships.status IS DISTINCT FROM EXCLUDED.status"#,
+        cluster_tenant,
+        subject,
+        role,
+        status,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
