@@ -73,3 +73,9 @@ pub async fn list(db: impl PgExecutor<'_>, before: Option<i64>, limit: i64) -> R
     .fetch_all(db)
     .await?)
 }
+
+/// Number of entries.
+pub async fn count(db: impl PgExecutor<'_>) -> Result<i64> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(r#"SELECT count(*) AS "n!" FROM audit_log"#).fetch_one(db).await?)
+}

@@ -1,0 +1,67 @@
+//! Fleet server functions (`/api/fleet/…`).
+
+use leptos::prelude::*;
+use server_fn::codec::Json;
+
+use crate::{
+    error::AppError,
+    model::{
+        billing::{BillingAccount, BillingAccountRequest},
+        cluster_tenant::{ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery},
+    },
+};
+#[cfg(feature = "ssr")]
+use crate::{api::respond, service, state::request_context};
+
+/// One page of ClusterTenants.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/list", input = Json)]
+pub async fn list_cluster_tenants(query: ListQuery) -> Result<ClusterTenantPage, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::list(&state, &caller, query).await)
+}
+
+/// One ClusterTenant.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/get", input = Json)]
+pub async fn get_cluster_tenant(name: String) -> Result<ClusterTenant, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::get(&state, &caller, &name).await)
+}
+
+/// Creates a ClusterTenant.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/create", input = Json)]
+pub async fn create_cluster_tenant(request: ClusterTenantCreateRequest) -> Result<ClusterTenant, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::create(&state, &caller, request).await)
+}
+
+/// Updates a ClusterTenant's desired state.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/update", input = Json)]
+pub async fn update_cluster_tenant(name: String, request: ClusterTenantUpdateRequest) -> Result<ClusterTenant, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::update(&state, &caller, &name, request).await)
+}
+
+/// Deletes a ClusterTenant; `confirmation` must repeat its name (checked here too, not only in
+/// the browser).
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/delete", input = Json)]
+pub async fn delete_cluster_tenant(name: String, confirmation: String) -> Result<(), AppError> {
+    let (state, caller) = request_context()?;
+    if confirmation.trim() != name {
+        return respond(Err(AppError::field("confirmation", format!("Type “{name}” to confirm."))));
+    }
+    respond(service::cluster_tenants::delete(&state, &caller, &name).await)
+}
+
+/// The caller's own billing account, if any.
+#[server(prefix = "/api/fleet", endpoint = "billing/mine", input = Json)]
+pub async fn my_billing_account() -> Result<Option<BillingAccount>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::billing::mine(&state, &caller).await)
+}
+
+/// Creates the caller's billing account or renames it.
+#[server(prefix = "/api/fleet", endpoint = "billing/save", input = Json)]
+pub async fn save_billing_account(request: BillingAccountRequest) -> Result<BillingAccount, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::billing::upsert_mine(&state, &caller, request).await.map(|(account, _)| account))
+}

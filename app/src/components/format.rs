@@ -1,0 +1,63 @@
+//! Formatting of numbers and times for people.
+
+use chrono::{DateTime, Utc};
+
+/// `10240` → `10,240`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Compact age like `kubectl get`: `45s`, `12m`, `5h`, `3d`, `2y`.
+pub fn age(since: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let secs = (now - since).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s if s < 365 * 86_400 => format!("{}d", s / 86_400),
+        s => format!("{}y", s / (365 * 86_400)),
+    }
+}
+
+/// A full UTC timestamp, e.g. `2026-11-29 16:40:02 UTC`.
+pub fn timestamp(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(10_240), "10,240");
+        assert_eq!(thousands(-1_234_567), "-1,234,567");
+    }
+
+    #[test]
+    fn ages_use_the_largest_whole_unit() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap();
+        let ago = |s: i64| age(now - chrono::Duration::seconds(s), now);
+        assert_eq!(ago(5), "5s");
+        assert_eq!(ago(125), "2m");
+        assert_eq!(ago(3 * 3600 + 5), "3h");
+        assert_eq!(ago(3 * 86_400), "3d");
+        assert_eq!(ago(800 * 86_400), "2y");
+        assert_eq!(age(now + chrono::Duration::seconds(30), now), "0s", "clock skew never shows negative ages");
+    }
+}

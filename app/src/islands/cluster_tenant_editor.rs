@@ -1,0 +1,303 @@
+//! The create/edit form for a ClusterTenant. Validates as the admin types, using the same
+//! function the server runs again on submit; shows the server's verdict per field when it
+//! differs (a duplicate name, say).
+
+use std::collections::BTreeSet;
+
+use leptos::{ev, prelude::*, task::spawn_local};
+
+use crate::{
+    api::fleet::{create_cluster_tenant, update_cluster_tenant},
+    components::form::{Field, described_by},
+    error::{AppError, FieldErrors},
+    model::cluster_tenant::{ClusterTenantForm, IsolationTier, ValidationContext},
+};
+
+/// Which fields belong to which input id (for focusing the first invalid one).
+const FIELDS: &[(&str, &str)] = &[
+    ("name", "ct-name"),
+    ("displayName", "ct-display-name"),
+    ("isolationTier", "ct-tier"),
+    ("vanityDomain", "ct-vanity"),
+    ("compute.mode", "ct-compute-shared"),
+    ("compute.nodePool", "ct-node-pool"),
+    ("resources.quota.cpu", "ct-cpu"),
+    ("resources.quota.memory", "ct-memory"),
+    ("resources.quota.pods", "ct-pods"),
+    ("resources.quota.storage", "ct-storage"),
+    ("resources.quota.gpu", "ct-gpu"),
+    ("seatCap", "ct-seat-cap"),
+];
+
+#[derive(Clone, Copy)]
+struct FormState {
+    form: RwSignal<ClusterTenantForm>,
+    touched: RwSignal<BTreeSet<&'static str>>,
+    submitted: RwSignal<bool>,
+    server: RwSignal<FieldErrors>,
+    check: Memo<FieldErrors>,
+}
+
+impl FormState {
+    /// The message to show under `field`: the server's if it has one for the current value,
+    /// otherwise the local check's once the field was edited or a submit was attempted.
+    fn error(self, field: &'static str) -> Signal<Option<String>> {
+        Signal::derive(move || {
+            if let Some(message) = self.server.with(|s| s.get(field).map(str::to_owned)) {
+                return Some(message);
+            }
+            let show = self.submitted.get() || self.touched.with(|t| t.contains(field));
+            show.then(|| self.check.with(|c| c.get(field).map(str::to_owned))).flatten()
+        })
+    }
+
+    /// An input handler that writes the value and marks the field as edited.
+    fn on_input(self, field: &'static str, set: fn(&mut ClusterTenantForm, String)) -> impl Fn(ev::Event) + Copy {
+        move |ev| {
+            let value = event_target_value(&ev);
+            self.form.update(|f| set(f, value));
+            self.touched.update(|t| {
+                t.insert(field);
+            });
+            self.server.update(|s| {
+                s.0.remove(field);
+            });
+        }
+    }
+
+    fn text(
+        self,
+        field: &'static str,
+        id: &'static str,
+        get: fn(&ClusterTenantForm) -> String,
+        set: fn(&mut ClusterTenantForm, String),
+        has_hint: bool,
+    ) -> impl IntoView {
+        let error = self.error(field);
+        view! {
+            <input
+                id=id
+                type="text"
+                autocomplete="off"
+                spellcheck="false"
+                prop:value=move || self.form.with(get)
+                on:input=self.on_input(field, set)
+                aria-invalid=move || error.with(Option::is_some).then_some("true")
+                aria-describedby=move || described_by(id, has_hint, error.with(Option::is_some))
+            />
+        }
+    }
+}
+
+/// The ClusterTenant form. `editing` is the name of the customer being edited (`None` = create).
+#[island]
+pub fn ClusterTenantEditor(initial: ClusterTenantForm, validation: ValidationContext, editing: Option<String>) -> impl IntoView {
+    let form = RwSignal::new(initial);
+    let validation = StoredValue::new(validation);
+    let check = Memo::new(move |_| form.with(|f| f.check(&validation.read_value()).err().unwrap_or_default()));
+    let state = FormState {
+        form,
+        touched: RwSignal::new(BTreeSet::new()),
+        submitted: RwSignal::new(false),
+        server: RwSignal::new(FieldErrors::new()),
+        check,
+    };
+    let pending = RwSignal::new(false);
+    let banner = RwSignal::new(None::<String>);
+    let editing = StoredValue::new(editing);
+    let is_edit = editing.with_value(Option::is_some);
+
+    let submit = move |ev: ev::SubmitEvent| {
+        ev.prevent_default();
+        if pending.get_untracked() {
+            return;
+        }
+        state.submitted.set(true);
+        let local = check.get_untracked();
+        if !local.is_empty() {
+            banner.set(Some(format!("Fix the {} highlighted field(s) first.", local.0.len())));
+            focus_first_invalid(&local);
+            return;
+        }
+        banner.set(None);
+        pending.set(true);
+        let snapshot = form.get_untracked();
+        let ctx = validation.get_value();
+        let target = editing.get_value();
+        spawn_local(async move {
+            let result = match target {
+                None => match snapshot.check(&ctx) {
+                    Ok(req) => create_cluster_tenant(req).await.map(|ct| format!("/cluster-tenants/{}?created=1", ct.name)),
+                    Err(fields) => Err(AppError::Validation { fields }),
+                },
+                Some(name) => match snapshot.to_update(&ctx) {
+                    Ok(req) => update_cluster_tenant(name, req).await.map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name)),
+                    Err(fields) => Err(AppError::Validation { fields }),
+                },
+            };
+            match result {
+                Ok(href) => crate::islands::navigate(&href),
+                Err(err) => {
+                    let fields = err.field_errors();
+                    banner.set(Some(if fields.is_empty() { err.to_string() } else { "The server did not accept some fields; see below.".into() }));
+                    focus_first_invalid(&fields);
+                    state.server.set(fields);
+                    pending.set(false);
+                }
+            }
+        });
+    };
+
+    let tier_options = IsolationTier::ALL
+        .into_iter()
+        .map(|tier| {
+            let available = tier.is_available(&validation.read_value());
+            let label = if available { tier.label().to_owned() } else { format!("{} (needs an external provisioner)", tier.label()) };
+            view! {
+                <option value=tier.as_str() disabled=!available selected=move || form.with(|f| f.isolation_tier == tier.as_str())>
+                    {label}
+                </option>
+            }
+        })
+        .collect_view();
+    let dedicated = move || form.with(|f| f.compute_mode == "dedicated");
+    let base = validation.with_value(|v| v.base_domain.clone());
+    let name_hint = match &base {
+        Some(b) => "Lowercase letters, digits and hyphens; starts with a letter. Becomes the namespace opencrane-<name> and the host <name>.".to_owned() + b,
+        None => "Lowercase letters, digits and hyphens; starts with a letter. Becomes the namespace opencrane-<name>.".to_owned(),
+    };
+    let cancel_href = editing.with_value(|e| match e {
+        Some(name) => format!("/cluster-tenants/{name}"),
+        None => "/cluster-tenants".into(),
+    });
+    let tier_error = state.error("isolationTier");
+    let mode_error = state.error("compute.mode");
+
+    view! {
+        <form class="form" novalidate on:submit=submit>
+            {move || banner.get().map(|b| view! { <div class="notice bad" role="alert">{b}</div> })}
+            <fieldset>
+                <legend>"Customer"</legend>
+                <Field id="ct-name" label="Name" required=true hint=name_hint error=state.error("name")>
+                    {if is_edit {
+                        view! {
+                            <input id="ct-name" type="text" disabled prop:value=move || form.with(|f| f.name.clone()) />
+                        }
+                            .into_any()
+                    } else {
+                        state.text("name", "ct-name", |f| f.name.clone(), |f, v| f.name = v, true).into_any()
+                    }}
+                </Field>
+                <Field id="ct-display-name" label="Display name" required=true error=state.error("displayName")>
+                    {state.text("displayName", "ct-display-name", |f| f.display_name.clone(), |f, v| f.display_name = v, false)}
+                </Field>
+                <Field
+                    id="ct-vanity"
+                    label="Vanity domain"
+                    hint="Optional host the customer owns, e.g. portal.acme.com. Leave empty for none."
+                    error=state.error("vanityDomain")
+                >
+                    {state.text("vanityDomain", "ct-vanity", |f| f.vanity_domain.clone(), |f, v| f.vanity_domain = v, true)}
+                </Field>
+            </fieldset>
+            <fieldset>
+                <legend>"Isolation and compute"</legend>
+                <Field id="ct-tier" label="Isolation tier" required=true error=tier_error>
+                    <select
+                        id="ct-tier"
+                        on:change=state.on_input("isolationTier", |f, v| f.isolation_tier = v)
+                        aria-invalid=move || tier_error.with(Option::is_some).then_some("true")
+                    >
+                        {tier_options}
+                    </select>
+                </Field>
+                <div class="field" class:invalid=move || mode_error.with(Option::is_some)>
+                    <span class="label" id="ct-compute-label">"Compute"</span>
+                    <div class="radios" role="radiogroup" aria-labelledby="ct-compute-label">
+                        <label>
+                            <input
+                                type="radio"
+                                id="ct-compute-shared"
+                                name="compute-mode"
+                                value="shared"
+                                prop:checked=move || form.with(|f| f.compute_mode == "shared")
+                                on:change=state.on_input("compute.mode", |f, v| f.compute_mode = v)
+                            />
+                            "Shared node pool"
+                        </label>
+                        <label>
+                            <input
+                                type="radio"
+                                id="ct-compute-dedicated"
+                                name="compute-mode"
+                                value="dedicated"
+                                prop:checked=dedicated
+                                on:change=state.on_input("compute.mode", |f, v| f.compute_mode = v)
+                            />
+                            "Dedicated node pool"
+                        </label>
+                    </div>
+                    <p class="error" aria-live="polite">{move || mode_error.get()}</p>
+                </div>
+                <Show when=dedicated>
+                    <Field
+                        id="ct-node-pool"
+                        label="Node pool"
+                        required=true
+                        hint="Value of the opencrane.io/node-pool label on the customer's nodes."
+                        error=state.error("compute.nodePool")
+                    >
+                        {state.text("compute.nodePool", "ct-node-pool", |f| f.node_pool.clone(), |f, v| f.node_pool = v, true)}
+                    </Field>
+                </Show>
+            </fieldset>
+            <fieldset>
+                <legend>"Quota and seats"</legend>
+                <p class="muted small">"Leave a quota empty for no limit. CPU, memory and storage take Kubernetes quantities (500m, 8Gi)."</p>
+                <div class="grid">
+                    <Field id="ct-cpu" label="CPU" error=state.error("resources.quota.cpu")>
+                        {state.text("resources.quota.cpu", "ct-cpu", |f| f.cpu.clone(), |f, v| f.cpu = v, false)}
+                    </Field>
+                    <Field id="ct-memory" label="Memory" error=state.error("resources.quota.memory")>
+                        {state.text("resources.quota.memory", "ct-memory", |f| f.memory.clone(), |f, v| f.memory = v, false)}
+                    </Field>
+                    <Field id="ct-storage" label="Storage" error=state.error("resources.quota.storage")>
+                        {state.text("resources.quota.storage", "ct-storage", |f| f.storage.clone(), |f, v| f.storage = v, false)}
+                    </Field>
+                    <Field id="ct-pods" label="Pods" error=state.error("resources.quota.pods")>
+                        {state.text("resources.quota.pods", "ct-pods", |f| f.pods.clone(), |f, v| f.pods = v, false)}
+                    </Field>
+                    <Field id="ct-gpu" label="GPUs" error=state.error("resources.quota.gpu")>
+                        {state.text("resources.quota.gpu", "ct-gpu", |f| f.gpu.clone(), |f, v| f.gpu = v, false)}
+                    </Field>
+                    <Field id="ct-seat-cap" label="Seat cap" hint="Empty = uncapped." error=state.error("seatCap")>
+                        {state.text("seatCap", "ct-seat-cap", |f| f.seat_cap.clone(), |f, v| f.seat_cap = v, true)}
+                    </Field>
+                </div>
+            </fieldset>
+            <div class="form-actions">
+                <button type="submit" class="btn primary" disabled=move || pending.get()>
+                    {move || match (pending.get(), is_edit) {
+                        (true, _) => "Saving…",
+                        (false, true) => "Save changes",
+                        (false, false) => "Create customer",
+                    }}
+                </button>
+                <a class="btn ghost" href=cancel_href>"Cancel"</a>
+            </div>
+        </form>
+    }
+}
+
+fn focus_first_invalid(errors: &FieldErrors) {
+    let Some(id) = FIELDS.iter().find(|(field, _)| errors.get(field).is_some()).map(|(_, id)| *id) else { return };
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        if let Some(el) = document().get_element_by_id(id).and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok()) {
+            let _ = el.focus();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = id;
+}

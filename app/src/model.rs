@@ -1,0 +1,9 @@
+//! Wire types shared by the server and the browser: request and response bodies, the signed-in
+//! principal, and the validation rules (which must give the same answer on both sides).
+//! Integers are `i32`/`i64`, never `usize`, so they mean the same on wasm32.
+
+pub mod billing;
+pub mod cluster_tenant;
+pub mod principal;
+pub mod rules;
+pub mod silo;

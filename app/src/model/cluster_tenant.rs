@@ -1,0 +1,1020 @@
+//! ClusterTenant wire types and their validation — the one copy, used by the hydrated form island
+//! as the admin types and by the server on every create and update, whether it arrives from a
+//! server function or from the REST API.
+//!
+//! Three layers: [`ClusterTenantForm`] holds exactly what the form's inputs hold (strings);
+//! [`ClusterTenantCreateRequest`] is the REST/JSON contract of the reference; [`validate`] turns a
+//! request into a [`ClusterTenantSpec`], the normalised desired state that is stored.
+
+use serde::{Deserialize, Serialize};
+
+use super::rules;
+use crate::error::FieldErrors;
+
+/// How strongly a customer is separated from others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum IsolationTier {
+    /// Shared nodes, own namespace and database.
+    Shared,
+    /// Own node pool in the shared cluster.
+    DedicatedNodes,
+    /// Own cluster; needs an external provisioner.
+    DedicatedCluster,
+}
+
+impl IsolationTier {
+    /// Every tier, in the order the form offers them.
+    pub const ALL: [Self; 3] = [Self::Shared, Self::DedicatedNodes, Self::DedicatedCluster];
+
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::DedicatedNodes => "dedicatedNodes",
+            Self::DedicatedCluster => "dedicatedCluster",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// The label people see.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Shared => "Shared",
+            Self::DedicatedNodes => "Dedicated nodes",
+            Self::DedicatedCluster => "Dedicated cluster",
+        }
+    }
+
+    /// Whether this installation can provision the tier. The built-in provisioner serves
+    /// `shared` and `dedicatedNodes`; `dedicatedCluster` needs an external one, which this
+    /// release does not call, so it is refused up front instead of failing later.
+    pub fn is_available(self, ctx: &ValidationContext) -> bool {
+        match self {
+            Self::Shared | Self::DedicatedNodes => true,
+            Self::DedicatedCluster => ctx.dedicated_cluster_available,
+        }
+    }
+}
+
+/// Where a customer's workloads run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ComputeMode {
+    /// On the shared node pool.
+    Shared,
+    /// On a named node pool of its own.
+    Dedicated,
+}
+
+impl ComputeMode {
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::Dedicated => "dedicated",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Shared, Self::Dedicated].into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// Lifecycle phase of a ClusterTenant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// Recorded; provisioning has not started.
+    Pending,
+    /// Provisioning is under way.
+    Provisioning,
+    /// The silo is up.
+    Ready,
+    /// A provisioning step failed.
+    Failed,
+    /// Workloads scaled to zero, sign-ins blocked.
+    Suspended,
+    /// Being torn down.
+    Deleting,
+}
+
+impl Phase {
+    /// Every phase, in filter order.
+    pub const ALL: [Self; 6] =
+        [Self::Pending, Self::Provisioning, Self::Ready, Self::Failed, Self::Suspended, Self::Deleting];
+
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Provisioning => "provisioning",
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+            Self::Suspended => "suspended",
+            Self::Deleting => "deleting",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The label people see.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::Provisioning => "Provisioning",
+            Self::Ready => "Ready",
+            Self::Failed => "Failed",
+            Self::Suspended => "Suspended",
+            Self::Deleting => "Deleting",
+        }
+    }
+}
+
+/// `compute` of the create body.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComputeRequest {
+    /// Required.
+    pub mode: Option<ComputeMode>,
+    /// Required when `mode` is `dedicated`.
+    pub node_pool: Option<String>,
+}
+
+/// Namespace quota; every field optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Quota {
+    /// CPU requests, a Kubernetes quantity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// Memory requests, a Kubernetes quantity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Maximum number of pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<i64>,
+    /// Storage requests, a Kubernetes quantity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
+    /// Number of GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<i64>,
+}
+
+/// `resources` of the create body.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Resources {
+    /// Required by the reference ("resources.quota must be provided"); may be empty.
+    pub quota: Option<Quota>,
+}
+
+/// The IdP identity that becomes the first Owner.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnerRequest {
+    /// IdP subject.
+    #[serde(default)]
+    pub subject: String,
+    /// Email, informational.
+    #[serde(default)]
+    pub email: Option<String>,
+}
+
+/// `POST /api/v1/cluster-tenants` body (the reference's `ClusterTenantCreateRequest`).
+///
+/// Required fields are `Option`s so that a missing one is reported as a field error by
+/// [`validate`] rather than as a decoding failure.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterTenantCreateRequest {
+    /// The customer key: DB key, CR name and namespace suffix.
+    #[serde(default)]
+    pub name: String,
+    /// Human-readable name.
+    #[serde(default)]
+    pub display_name: String,
+    /// Optional customer-owned host name; blank means none.
+    #[serde(default)]
+    pub vanity_domain: Option<String>,
+    /// Required.
+    #[serde(default)]
+    pub isolation_tier: Option<IsolationTier>,
+    /// Required.
+    #[serde(default)]
+    pub compute: Option<ComputeRequest>,
+    /// Required (its quota may be empty).
+    #[serde(default)]
+    pub resources: Option<Resources>,
+    /// Seat limit; null = uncapped.
+    #[serde(default)]
+    pub seat_cap: Option<i64>,
+    /// First Owner; defaults to the signed-in user. Needed when the caller is a machine token.
+    #[serde(default)]
+    pub owner: Option<OwnerRequest>,
+}
+
+/// Distinguishes "field absent" from "field set to null" in a JSON update body.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Patch<T> {
+    /// Not in the body: keep the stored value.
+    #[default]
+    Keep,
+    /// `null` (or, for text, blank): clear the value.
+    Clear,
+    /// A new value.
+    Set(T),
+}
+
+impl<T> Patch<T> {
+    fn apply(self, current: Option<T>) -> Option<T> {
+        match self {
+            Self::Keep => current,
+            Self::Clear => None,
+            Self::Set(v) => Some(v),
+        }
+    }
+}
+
+fn patch<'de, D, T>(de: D) -> Result<Patch<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(match Option::<T>::deserialize(de)? {
+        None => Patch::Clear,
+        Some(v) => Patch::Set(v),
+    })
+}
+
+/// `PUT /api/v1/cluster-tenants/{name}` body: every field optional; absent fields keep their
+/// value. `vanityDomain: ""` or `null` clears the domain; `seatCap: null` removes the cap.
+/// `name` and status fields are not writable.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterTenantUpdateRequest {
+    /// New display name.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// New vanity domain, or clear it.
+    #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
+    pub vanity_domain: Patch<String>,
+    /// New tier.
+    #[serde(default)]
+    pub isolation_tier: Option<IsolationTier>,
+    /// New compute placement.
+    #[serde(default)]
+    pub compute: Option<ComputeRequest>,
+    /// New resources.
+    #[serde(default)]
+    pub resources: Option<Resources>,
+    /// New seat limit, or remove it.
+    #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
+    pub seat_cap: Patch<i64>,
+}
+
+fn is_keep<T>(p: &Patch<T>) -> bool {
+    matches!(p, Patch::Keep)
+}
+
+/// What validation needs to know about this installation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationContext {
+    /// `PLATFORM_BASE_DOMAIN`: vanity domains may not sit under it (those hosts are the
+    /// platform's own, `<name>.<base>`).
+    pub base_domain: Option<String>,
+    /// Whether a dedicated-cluster provisioner is configured.
+    pub dedicated_cluster_available: bool,
+}
+
+/// Normalised, validated desired state: what gets stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterTenantSpec {
+    /// Validated name.
+    pub name: String,
+    /// Trimmed display name.
+    pub display_name: String,
+    /// Lower-cased domain, or none.
+    pub vanity_domain: Option<String>,
+    /// Tier.
+    pub isolation_tier: IsolationTier,
+    /// Compute mode.
+    pub compute_mode: ComputeMode,
+    /// Node pool, present exactly when the mode is dedicated.
+    pub node_pool: Option<String>,
+    /// Quota with blank entries dropped.
+    pub quota: Quota,
+    /// Seat limit.
+    pub seat_cap: Option<i32>,
+}
+
+/// Largest accepted seat cap and pod/GPU count; beyond it is a typo, not a plan.
+pub const MAX_COUNT: i64 = 1_000_000;
+
+fn trimmed(s: Option<&str>) -> Option<String> {
+    s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+/// Validates a create request. Checks run in the reference's order (name and display name,
+/// tier, vanity domain, compute, resources, seat cap) and every failing field gets a message.
+/// Tier *availability* is separate ([`IsolationTier::is_available`]): it is a 422, not a 400.
+pub fn validate(req: &ClusterTenantCreateRequest, ctx: &ValidationContext) -> Result<ClusterTenantSpec, FieldErrors> {
+    let mut errors = FieldErrors::new();
+    let name = req.name.trim().to_owned();
+    errors.check("name", rules::cluster_tenant_name(&name));
+    let display_name = req.display_name.trim().to_owned();
+    errors.check("displayName", rules::display_text("Display name", &display_name, 128));
+
+    if req.isolation_tier.is_none() {
+        errors.add("isolationTier", "Choose an isolation tier.");
+    }
+
+    let vanity_domain = trimmed(req.vanity_domain.as_deref()).map(|d| d.to_ascii_lowercase());
+    if let Some(domain) = &vanity_domain {
+        errors.check("vanityDomain", rules::domain_name(domain));
+        if let Some(base) = ctx.base_domain.as_deref().map(str::to_ascii_lowercase).filter(|b| !b.is_empty())
+            && (*domain == base || domain.ends_with(&format!(".{base}")))
+        {
+            errors.add(
+                "vanityDomain",
+                format!("Hosts under {base} belong to the platform; every customer already gets <name>.{base}."),
+            );
+        }
+    }
+
+    let compute = req.compute.clone().unwrap_or_default();
+    let node_pool = trimmed(compute.node_pool.as_deref());
+    match compute.mode {
+        None => errors.add("compute.mode", "Choose where the workloads run."),
+        Some(ComputeMode::Dedicated) => match &node_pool {
+            None => errors.add("compute.nodePool", "A node pool is required for dedicated compute."),
+            Some(pool) => errors.check("compute.nodePool", rules::label_value(pool).map_err(|m| format!("Node pool: {m}"))),
+        },
+        Some(ComputeMode::Shared) => {
+            if node_pool.is_some() {
+                errors.add("compute.nodePool", "A node pool can only be set with dedicated compute.");
+            }
+        }
+    }
+
+    let quota = match req.resources.as_ref().and_then(|r| r.quota.as_ref()) {
+        None => {
+            errors.add("resources.quota", "resources.quota must be provided (it may be empty).");
+            Quota::default()
+        }
+        Some(q) => {
+            let quota = Quota {
+                cpu: trimmed(q.cpu.as_deref()),
+                memory: trimmed(q.memory.as_deref()),
+                pods: q.pods,
+                storage: trimmed(q.storage.as_deref()),
+                gpu: q.gpu,
+            };
+            for (field, value) in [
+                ("resources.quota.cpu", &quota.cpu),
+                ("resources.quota.memory", &quota.memory),
+                ("resources.quota.storage", &quota.storage),
+            ] {
+                if let Some(v) = value {
+                    errors.check(field, rules::quantity(v));
+                }
+            }
+            for (field, value) in [("resources.quota.pods", quota.pods), ("resources.quota.gpu", quota.gpu)] {
+                errors.check(field, count(value));
+            }
+            quota
+        }
+    };
+
+    errors.check("seatCap", count(req.seat_cap));
+
+    let (Some(isolation_tier), Some(compute_mode)) = (req.isolation_tier, compute.mode) else {
+        return Err(errors);
+    };
+    errors.into_result(ClusterTenantSpec {
+        name,
+        display_name,
+        vanity_domain,
+        isolation_tier,
+        compute_mode,
+        node_pool: node_pool.filter(|_| compute_mode == ComputeMode::Dedicated),
+        quota,
+        seat_cap: req.seat_cap.and_then(|c| i32::try_from(c).ok()),
+    })
+}
+
+fn count(value: Option<i64>) -> Result<(), String> {
+    match value {
+        Some(n) if n < 0 => Err("Must be zero or more.".into()),
+        Some(n) if n > MAX_COUNT => Err(format!("Must be at most {MAX_COUNT}.")),
+        _ => Ok(()),
+    }
+}
+
+impl ClusterTenantUpdateRequest {
+    /// The create request that results from applying this update to `current`; validating it
+    /// with [`validate`] validates the update (one validator for both).
+    pub fn merge_into(self, current: &ClusterTenantSpec) -> ClusterTenantCreateRequest {
+        let vanity = match self.vanity_domain {
+            Patch::Set(d) if d.trim().is_empty() => Patch::Clear,
+            other => other,
+        };
+        ClusterTenantCreateRequest {
+            name: current.name.clone(),
+            display_name: self.display_name.unwrap_or_else(|| current.display_name.clone()),
+            vanity_domain: vanity.apply(current.vanity_domain.clone()),
+            isolation_tier: self.isolation_tier.or(Some(current.isolation_tier)),
+            compute: self.compute.or_else(|| {
+                Some(ComputeRequest { mode: Some(current.compute_mode), node_pool: current.node_pool.clone() })
+            }),
+            resources: self.resources.or_else(|| Some(Resources { quota: Some(current.quota.clone()) })),
+            seat_cap: self.seat_cap.apply(current.seat_cap.map(i64::from)),
+            owner: None,
+        }
+    }
+}
+
+/// Exactly what the create/edit form's inputs hold. Turning it into a request is where typing
+/// mistakes (letters in a number field) become field errors.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterTenantForm {
+    /// Name input.
+    pub name: String,
+    /// Display name input.
+    pub display_name: String,
+    /// Vanity domain input.
+    pub vanity_domain: String,
+    /// Tier select (wire spelling).
+    pub isolation_tier: String,
+    /// Compute mode radio (wire spelling).
+    pub compute_mode: String,
+    /// Node pool input.
+    pub node_pool: String,
+    /// Quota inputs.
+    pub cpu: String,
+    /// Memory quota input.
+    pub memory: String,
+    /// Pods quota input.
+    pub pods: String,
+    /// Storage quota input.
+    pub storage: String,
+    /// GPU quota input.
+    pub gpu: String,
+    /// Seat cap input; blank = uncapped.
+    pub seat_cap: String,
+}
+
+fn parse_count(field: &str, text: &str, errors: &mut FieldErrors) -> Option<i64> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    match text.parse::<i64>() {
+        Ok(n) => Some(n),
+        Err(_) => {
+            errors.add(field, "Enter a whole number.");
+            None
+        }
+    }
+}
+
+impl ClusterTenantForm {
+    /// A blank form with the defaults a new customer usually gets.
+    pub fn new_defaults() -> Self {
+        Self { isolation_tier: "shared".into(), compute_mode: "shared".into(), ..Self::default() }
+    }
+
+    /// The form showing a stored ClusterTenant, for editing.
+    pub fn from_spec(spec: &ClusterTenantSpec) -> Self {
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        let num = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
+        Self {
+            name: spec.name.clone(),
+            display_name: spec.display_name.clone(),
+            vanity_domain: text(&spec.vanity_domain),
+            isolation_tier: spec.isolation_tier.as_str().into(),
+            compute_mode: spec.compute_mode.as_str().into(),
+            node_pool: text(&spec.node_pool),
+            cpu: text(&spec.quota.cpu),
+            memory: text(&spec.quota.memory),
+            pods: num(spec.quota.pods),
+            storage: text(&spec.quota.storage),
+            gpu: num(spec.quota.gpu),
+            seat_cap: num(spec.seat_cap.map(i64::from)),
+        }
+    }
+
+    /// The request this form submits, or the fields that are not even well-typed.
+    pub fn to_request(&self) -> (ClusterTenantCreateRequest, FieldErrors) {
+        let mut errors = FieldErrors::new();
+        let pods = parse_count("resources.quota.pods", &self.pods, &mut errors);
+        let gpu = parse_count("resources.quota.gpu", &self.gpu, &mut errors);
+        let seat_cap = parse_count("seatCap", &self.seat_cap, &mut errors);
+        let request = ClusterTenantCreateRequest {
+            name: self.name.clone(),
+            display_name: self.display_name.clone(),
+            vanity_domain: Some(self.vanity_domain.clone()),
+            isolation_tier: IsolationTier::parse(&self.isolation_tier),
+            compute: Some(ComputeRequest {
+                mode: ComputeMode::parse(&self.compute_mode),
+                node_pool: Some(self.node_pool.clone()),
+            }),
+            resources: Some(Resources {
+                quota: Some(Quota {
+                    cpu: Some(self.cpu.clone()),
+                    memory: Some(self.memory.clone()),
+                    pods,
+                    storage: Some(self.storage.clone()),
+                    gpu,
+                }),
+            }),
+            seat_cap,
+            owner: None,
+        };
+        (request, errors)
+    }
+
+    /// Everything wrong with the form as it stands: typing errors first, then [`validate`].
+    pub fn check(&self, ctx: &ValidationContext) -> Result<ClusterTenantCreateRequest, FieldErrors> {
+        let (request, mut errors) = self.to_request();
+        if let Err(rule_errors) = validate(&request, ctx) {
+            for (field, message) in rule_errors.0 {
+                errors.add(field, message);
+            }
+        }
+        if let Some(tier) = request.isolation_tier.filter(|t| !t.is_available(ctx)) {
+            errors.add("isolationTier", tier_unavailable_message(tier));
+        }
+        errors.into_result(request)
+    }
+
+    /// The update request this form submits when editing (every field set).
+    pub fn to_update(&self, ctx: &ValidationContext) -> Result<ClusterTenantUpdateRequest, FieldErrors> {
+        let request = self.check(ctx)?;
+        Ok(ClusterTenantUpdateRequest {
+            display_name: Some(request.display_name),
+            vanity_domain: match trimmed(request.vanity_domain.as_deref()) {
+                Some(d) => Patch::Set(d),
+                None => Patch::Clear,
+            },
+            isolation_tier: request.isolation_tier,
+            compute: request.compute,
+            resources: request.resources,
+            seat_cap: match request.seat_cap {
+                Some(n) => Patch::Set(n),
+                None => Patch::Clear,
+            },
+        })
+    }
+}
+
+/// The message for a tier this installation cannot provision.
+pub fn tier_unavailable_message(tier: IsolationTier) -> String {
+    format!(
+        "{} is not available: no external provisioner for dedicated clusters is configured.",
+        tier.label()
+    )
+}
+
+/// The Zitadel identifiers of a customer's organisation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ZitadelIds {
+    /// OIDC client id of the org's login app.
+    pub client_id: Option<String>,
+    /// Organisation id.
+    pub org_id: Option<String>,
+    /// Registered redirect URI.
+    pub redirect_uri: Option<String>,
+}
+
+/// Observed status.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterTenantStatus {
+    /// Lifecycle phase.
+    pub phase: Phase,
+    /// Human-readable message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Namespace the silo is bound to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_namespace: Option<String>,
+    /// Provisioner serving the tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provisioner: Option<String>,
+}
+
+/// `compute` in responses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compute {
+    /// Mode.
+    pub mode: ComputeMode,
+    /// Node pool (dedicated only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_pool: Option<String>,
+}
+
+/// `resources` in responses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourcesView {
+    /// The quota.
+    pub quota: Quota,
+}
+
+/// A ClusterTenant as the API returns it (the reference's response contract, plus timestamps
+/// and seats in use).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterTenant {
+    /// Name.
+    pub name: String,
+    /// Display name.
+    pub display_name: String,
+    /// Vanity domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vanity_domain: Option<String>,
+    /// Tier.
+    pub isolation_tier: IsolationTier,
+    /// Compute.
+    pub compute: Compute,
+    /// Resources.
+    pub resources: ResourcesView,
+    /// Seat cap; absent = uncapped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat_cap: Option<i32>,
+    /// Active members (seats in use), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seats_used: Option<i64>,
+    /// Zitadel ids, when any is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zitadel: Option<ZitadelIds>,
+    /// Observed status.
+    pub status: ClusterTenantStatus,
+    /// Creation time (RFC 3339).
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Last change (RFC 3339).
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl ClusterTenant {
+    /// The desired-state part, e.g. to prefill the edit form.
+    pub fn spec(&self) -> ClusterTenantSpec {
+        ClusterTenantSpec {
+            name: self.name.clone(),
+            display_name: self.display_name.clone(),
+            vanity_domain: self.vanity_domain.clone(),
+            isolation_tier: self.isolation_tier,
+            compute_mode: self.compute.mode,
+            node_pool: self.compute.node_pool.clone(),
+            quota: self.resources.quota.clone(),
+            seat_cap: self.seat_cap,
+        }
+    }
+
+    /// The namespace the silo gets.
+    pub fn namespace(&self) -> String {
+        format!("opencrane-{}", self.name)
+    }
+}
+
+/// Columns the list can be sorted by (URL spelling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SortBy {
+    /// Name.
+    #[default]
+    Name,
+    /// Display name.
+    DisplayName,
+    /// Tier.
+    Tier,
+    /// Phase.
+    Phase,
+    /// Seat cap.
+    SeatCap,
+    /// Creation time.
+    CreatedAt,
+}
+
+impl SortBy {
+    /// Every sortable column.
+    pub const ALL: [Self; 6] =
+        [Self::Name, Self::DisplayName, Self::Tier, Self::Phase, Self::SeatCap, Self::CreatedAt];
+
+    /// URL spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::DisplayName => "displayName",
+            Self::Tier => "tier",
+            Self::Phase => "phase",
+            Self::SeatCap => "seatCap",
+            Self::CreatedAt => "createdAt",
+        }
+    }
+
+    /// Parses the URL spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Largest page the list serves.
+pub const MAX_PAGE_SIZE: i64 = 200;
+/// Page size of the list page.
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+
+/// Which rows to list, from the list page's URL (`?q=&phase=&tier=&sort=&order=&page=`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListQuery {
+    /// Case-insensitive substring of name or display name.
+    pub search: Option<String>,
+    /// Only this phase.
+    pub phase: Option<Phase>,
+    /// Only this tier.
+    pub tier: Option<IsolationTier>,
+    /// Sort column.
+    pub sort: SortBy,
+    /// Descending order.
+    pub descending: bool,
+    /// Rows per page, 1..=MAX_PAGE_SIZE.
+    pub limit: i64,
+    /// Rows to skip.
+    pub offset: i64,
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        Self {
+            search: None,
+            phase: None,
+            tier: None,
+            sort: SortBy::Name,
+            descending: false,
+            limit: DEFAULT_PAGE_SIZE,
+            offset: 0,
+        }
+    }
+}
+
+impl ListQuery {
+    /// Reads the list page's query parameters. Unknown values fall back to defaults, because a
+    /// hand-edited URL should still show a page rather than an error.
+    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> Self {
+        let page = get("page").and_then(|p| p.parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1);
+        let limit = DEFAULT_PAGE_SIZE;
+        Self {
+            search: get("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
+            phase: get("phase").and_then(|p| Phase::parse(&p)),
+            tier: get("tier").and_then(|t| IsolationTier::parse(&t)),
+            sort: get("sort").and_then(|s| SortBy::parse(&s)).unwrap_or_default(),
+            descending: get("order").is_some_and(|o| o == "desc"),
+            limit,
+            offset: (page - 1).saturating_mul(limit),
+        }
+    }
+
+    /// The 1-based page number.
+    pub fn page(&self) -> i64 {
+        self.offset / self.limit.max(1) + 1
+    }
+
+    /// The list page URL for this query with `change` applied.
+    pub fn href(&self, change: impl FnOnce(&mut Self)) -> String {
+        let mut q = self.clone();
+        change(&mut q);
+        let mut params: Vec<(&str, String)> = Vec::new();
+        if let Some(s) = &q.search {
+            params.push(("q", s.clone()));
+        }
+        if let Some(p) = q.phase {
+            params.push(("phase", p.as_str().into()));
+        }
+        if let Some(t) = q.tier {
+            params.push(("tier", t.as_str().into()));
+        }
+        if q.sort != SortBy::Name {
+            params.push(("sort", q.sort.as_str().into()));
+        }
+        if q.descending {
+            params.push(("order", "desc".into()));
+        }
+        if q.page() > 1 {
+            params.push(("page", q.page().to_string()));
+        }
+        if params.is_empty() {
+            return "/cluster-tenants".into();
+        }
+        let query: Vec<String> = params.into_iter().map(|(k, v)| format!("{k}={}", url_encode(&v))).collect();
+        format!("/cluster-tenants?{}", query.join("&"))
+    }
+}
+
+/// Percent-encodes a query-string value.
+pub fn url_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(char::from(b)),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// One page of the list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterTenantPage {
+    /// The rows.
+    pub items: Vec<ClusterTenant>,
+    /// Rows matching the filter, on all pages.
+    pub total: i64,
+    /// The query that produced the page.
+    pub query: ListQuery,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> ValidationContext {
+        ValidationContext { base_domain: Some("example.com".into()), dedicated_cluster_available: false }
+    }
+
+    fn valid_request() -> ClusterTenantCreateRequest {
+        ClusterTenantCreateRequest {
+            name: "acme".into(),
+            display_name: "Acme Corp".into(),
+            vanity_domain: None,
+            isolation_tier: Some(IsolationTier::Shared),
+            compute: Some(ComputeRequest { mode: Some(ComputeMode::Shared), node_pool: None }),
+            resources: Some(Resources { quota: Some(Quota::default()) }),
+            seat_cap: None,
+            owner: None,
+        }
+    }
+
+    #[test]
+    fn a_minimal_request_is_valid_and_normalised() {
+        let mut req = valid_request();
+        req.name = "  acme ".into();
+        req.display_name = " Acme Corp ".into();
+        req.vanity_domain = Some(" Portal.Acme.IO ".into());
+        let spec = validate(&req, &ctx()).unwrap();
+        assert_eq!(spec.name, "acme");
+        assert_eq!(spec.display_name, "Acme Corp");
+        assert_eq!(spec.vanity_domain.as_deref(), Some("portal.acme.io"));
+        assert_eq!(spec.node_pool, None);
+    }
+
+    #[test]
+    fn every_missing_required_field_is_named() {
+        let errors = validate(&ClusterTenantCreateRequest::default(), &ctx()).unwrap_err();
+        for field in ["name", "displayName", "isolationTier", "compute.mode", "resources.quota"] {
+            assert!(errors.get(field).is_some(), "{field} missing from {errors:?}");
+        }
+    }
+
+    #[test]
+    fn compute_rules() {
+        let mut req = valid_request();
+        req.compute = Some(ComputeRequest { mode: Some(ComputeMode::Dedicated), node_pool: Some(" ".into()) });
+        assert!(validate(&req, &ctx()).unwrap_err().get("compute.nodePool").unwrap().contains("required"));
+        req.compute = Some(ComputeRequest { mode: Some(ComputeMode::Dedicated), node_pool: Some("gpu pool".into()) });
+        assert!(validate(&req, &ctx()).unwrap_err().get("compute.nodePool").is_some());
+        req.compute = Some(ComputeRequest { mode: Some(ComputeMode::Dedicated), node_pool: Some("gpu-a".into()) });
+        assert_eq!(validate(&req, &ctx()).unwrap().node_pool.as_deref(), Some("gpu-a"));
+        req.compute = Some(ComputeRequest { mode: Some(ComputeMode::Shared), node_pool: Some("gpu-a".into()) });
+        assert!(validate(&req, &ctx()).unwrap_err().get("compute.nodePool").unwrap().contains("only"));
+    }
+
+    #[test]
+    fn quota_and_counts() {
+        let mut req = valid_request();
+        req.resources = Some(Resources {
+            quota: Some(Quota {
+                cpu: Some("8".into()),
+                memory: Some("lots".into()),
+                pods: Some(-1),
+                storage: Some(" ".into()),
+                gpu: Some(MAX_COUNT + 1),
+            }),
+        });
+        req.seat_cap = Some(-5);
+        let errors = validate(&req, &ctx()).unwrap_err();
+        assert!(errors.get("resources.quota.cpu").is_none());
+        assert!(errors.get("resources.quota.memory").is_some());
+        assert!(errors.get("resources.quota.pods").is_some());
+        assert!(errors.get("resources.quota.storage").is_none(), "blank means unset");
+        assert!(errors.get("resources.quota.gpu").is_some());
+        assert!(errors.get("seatCap").is_some());
+    }
+
+    #[test]
+    fn vanity_domains_under_the_platform_base_are_refused() {
+        let mut req = valid_request();
+        req.vanity_domain = Some("beta.example.com".into());
+        assert!(validate(&req, &ctx()).unwrap_err().get("vanityDomain").unwrap().contains("belong to the platform"));
+        req.vanity_domain = Some("example.com".into());
+        assert!(validate(&req, &ctx()).is_err());
+        req.vanity_domain = Some("notexample.com".into());
+        assert!(validate(&req, &ctx()).is_ok());
+    }
+
+    #[test]
+    fn dedicated_cluster_is_refused_unless_available() {
+        let mut form = ClusterTenantForm::new_defaults();
+        form.name = "acme".into();
+        form.display_name = "Acme".into();
+        form.isolation_tier = "dedicatedCluster".into();
+        assert!(form.check(&ctx()).unwrap_err().get("isolationTier").unwrap().contains("not available"));
+        let available = ValidationContext { dedicated_cluster_available: true, ..ctx() };
+        assert!(form.check(&available).is_ok());
+    }
+
+    #[test]
+    fn form_typing_errors_come_before_rule_errors() {
+        let mut form = ClusterTenantForm::new_defaults();
+        form.name = "acme".into();
+        form.display_name = "Acme".into();
+        form.seat_cap = "ten".into();
+        form.pods = "12".into();
+        let errors = form.check(&ctx()).unwrap_err();
+        assert_eq!(errors.get("seatCap"), Some("Enter a whole number."));
+        assert_eq!(errors.0.len(), 1);
+    }
+
+    #[test]
+    fn a_form_round_trips_through_a_spec() {
+        let mut form = ClusterTenantForm::new_defaults();
+        form.name = "acme".into();
+        form.display_name = "Acme".into();
+        form.compute_mode = "dedicated".into();
+        form.node_pool = "pool-a".into();
+        form.cpu = "4".into();
+        form.pods = "20".into();
+        form.seat_cap = "50".into();
+        let spec = validate(&form.check(&ctx()).unwrap(), &ctx()).unwrap();
+        assert_eq!(ClusterTenantForm::from_spec(&spec), form);
+    }
+
+    #[test]
+    fn updates_merge_then_validate_with_the_same_rules() {
+        let current = validate(&valid_request(), &ctx()).unwrap();
+        let update: ClusterTenantUpdateRequest = serde_json::from_str(r#"{"seatCap": 10}"#).unwrap();
+        let merged = validate(&update.merge_into(&current), &ctx()).unwrap();
+        assert_eq!(merged.seat_cap, Some(10));
+        assert_eq!(merged.display_name, "Acme Corp");
+
+        let mut capped = current.clone();
+        capped.seat_cap = Some(5);
+        capped.vanity_domain = Some("acme.io".into());
+        let clear: ClusterTenantUpdateRequest = serde_json::from_str(r#"{"seatCap": null, "vanityDomain": ""}"#).unwrap();
+        let merged = validate(&clear.merge_into(&capped), &ctx()).unwrap();
+        assert_eq!((merged.seat_cap, merged.vanity_domain), (None, None));
+
+        let keep: ClusterTenantUpdateRequest = serde_json::from_str("{}").unwrap();
+        assert_eq!(validate(&keep.merge_into(&capped), &ctx()).unwrap(), capped);
+
+        let bad: ClusterTenantUpdateRequest = serde_json::from_str(r#"{"displayName": "  "}"#).unwrap();
+        assert!(validate(&bad.merge_into(&current), &ctx()).unwrap_err().get("displayName").is_some());
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_by_name() {
+        let err = serde_json::from_str::<ClusterTenantCreateRequest>(r#"{"displayname": "x"}"#).unwrap_err();
+        assert!(err.to_string().contains("displayname"), "{err}");
+        let err = serde_json::from_str::<ClusterTenantUpdateRequest>(r#"{"name": "x"}"#).unwrap_err();
+        assert!(err.to_string().contains("name"), "{err}");
+    }
+
+    #[test]
+    fn list_query_reads_and_writes_urls() {
+        let params = [("q", "ac me"), ("phase", "ready"), ("sort", "createdAt"), ("order", "desc"), ("page", "3")];
+        let get = |k: &str| params.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned());
+        let q = ListQuery::from_params(get);
+        assert_eq!(q.search.as_deref(), Some("ac me"));
+        assert_eq!(q.phase, Some(Phase::Ready));
+        assert_eq!(q.sort, SortBy::CreatedAt);
+        assert!(q.descending);
+        assert_eq!(q.offset, 100);
+        assert_eq!(q.page(), 3);
+        assert_eq!(q.href(|_| {}), "/cluster-tenants?q=ac%20me&phase=ready&sort=createdAt&order=desc&page=3");
+        assert_eq!(q.href(|q| *q = ListQuery::default()), "/cluster-tenants");
+        let junk = ListQuery::from_params(|k| (k == "page").then(|| "-4".to_owned()));
+        assert_eq!(junk.offset, 0);
+    }
+}

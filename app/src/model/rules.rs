@@ -1,0 +1,251 @@
+//! Syntax rules shared by every validator: Kubernetes names, DNS names, resource quantities and
+//! label values. Pure functions, compiled into both the server and the wasm bundle, so the island
+//! and the server give the same verdict. Each returns the sentence shown under the field.
+
+/// Longest ClusterTenant name: `opencrane-` (10) + 53 = 63, the namespace limit.
+pub const CLUSTER_TENANT_NAME_MAX: usize = 53;
+
+/// Names that would collide with the platform's own objects.
+pub const RESERVED_NAMES: &[(&str, &str)] = &[
+    ("system", "opencrane-system is the fleet's own namespace"),
+    ("platform", "platform.<base domain> is the fleet console's host"),
+    ("fleet", "it is reserved for the fleet"),
+    ("www", "it is reserved for the platform's web site"),
+    ("api", "it is reserved for the platform's API host"),
+];
+
+fn is_lower_alnum(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit()
+}
+
+/// A ClusterTenant name: a DNS-1123 label that also starts with a letter (so every name derived
+/// from it — Service, database cluster, Helm release — is valid too), short enough that
+/// `opencrane-<name>` fits in 63 characters, and not reserved.
+pub fn cluster_tenant_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("Name is required.".into());
+    }
+    let len = name.chars().count();
+    if len > CLUSTER_TENANT_NAME_MAX {
+        return Err(format!(
+            "Name is {len} characters long; the maximum is {CLUSTER_TENANT_NAME_MAX}, so that the namespace opencrane-<name> fits in 63."
+        ));
+    }
+    if let Some(bad) = name.chars().find(|c| !is_lower_alnum(*c) && *c != '-') {
+        let hint = if bad.is_ascii_uppercase() { " (use lowercase)" } else { "" };
+        return Err(format!("Name may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err("Name must start with a lowercase letter.".into());
+    }
+    if name.ends_with('-') {
+        return Err("Name must end with a letter or digit.".into());
+    }
+    if let Some((_, why)) = RESERVED_NAMES.iter().find(|(reserved, _)| *reserved == name) {
+        return Err(format!("“{name}” is reserved: {why}."));
+    }
+    Ok(())
+}
+
+/// A fully qualified host name as the reference's vanity-domain rule has it: lowercase labels of
+/// 1–63 letters, digits and inner hyphens, at least two labels, a top-level domain of two or more
+/// letters, 253 characters at most.
+pub fn domain_name(domain: &str) -> Result<(), String> {
+    if domain.len() > 253 {
+        return Err(format!("Domain is {} characters long; the maximum is 253.", domain.len()));
+    }
+    if domain.ends_with('.') {
+        return Err("Leave out the trailing dot.".into());
+    }
+    if domain.contains("://") || domain.contains('/') {
+        return Err("Enter a host name only, without a scheme or path (e.g. acme.example.com).".into());
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    if labels.len() < 2 {
+        return Err("Enter a fully qualified domain name, e.g. acme.example.com.".into());
+    }
+    for label in &labels {
+        if label.is_empty() {
+            return Err("Domain has an empty label (two dots in a row?).".into());
+        }
+        if label.len() > 63 {
+            return Err(format!("The label “{label}” is longer than 63 characters."));
+        }
+        if let Some(bad) = label.chars().find(|c| !is_lower_alnum(*c) && *c != '-') {
+            return Err(format!("Domain may only contain lowercase letters, digits, hyphens and dots; “{bad}” is not allowed."));
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err(format!("The label “{label}” must start and end with a letter or digit."));
+        }
+    }
+    let tld = labels[labels.len() - 1];
+    if tld.len() < 2 || !tld.chars().all(|c| c.is_ascii_lowercase()) {
+        return Err("The top-level domain must be two or more letters.".into());
+    }
+    Ok(())
+}
+
+/// A Kubernetes resource quantity (`500m`, `2`, `32Gi`, `1.5`, `1e3`), non-negative.
+pub fn quantity(value: &str) -> Result<(), String> {
+    const SUFFIXES: &[&str] = &["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E", ""];
+    let example = "Use a Kubernetes quantity such as 500m, 2, 8Gi or 100G.";
+    let unsigned = value.strip_prefix('+').unwrap_or(value);
+    if unsigned.starts_with('-') {
+        return Err("Must not be negative.".into());
+    }
+    let digits_end = unsigned.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(unsigned.len());
+    let (number, suffix) = unsigned.split_at(digits_end);
+    let valid_number = !number.is_empty()
+        && number != "."
+        && number.matches('.').count() <= 1;
+    if !valid_number {
+        return Err(example.into());
+    }
+    let valid_suffix = SUFFIXES.contains(&suffix)
+        || suffix
+            .strip_prefix(['e', 'E'])
+            .map(|exp| {
+                let exp = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+                !exp.is_empty() && exp.chars().all(|c| c.is_ascii_digit())
+            })
+            .unwrap_or(false);
+    if valid_suffix { Ok(()) } else { Err(example.into()) }
+}
+
+/// A Kubernetes label value (used as the node-pool selector): 63 characters at most, letters,
+/// digits, `-`, `_` and `.`, starting and ending with a letter or digit.
+pub fn label_value(value: &str) -> Result<(), String> {
+    if value.len() > 63 {
+        return Err(format!("Is {} characters long; the maximum is 63.", value.len()));
+    }
+    if let Some(bad) = value.chars().find(|c| !c.is_ascii_alphanumeric() && !matches!(c, '-' | '_' | '.')) {
+        return Err(format!("May only contain letters, digits, “-”, “_” and “.”; “{bad}” is not allowed."));
+    }
+    let alnum_edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    if !alnum_edge(value.chars().next()) || !alnum_edge(value.chars().last()) {
+        return Err("Must start and end with a letter or digit.".into());
+    }
+    Ok(())
+}
+
+/// Free text shown to people: not blank, no control characters, at most `max` characters.
+pub fn display_text(label: &str, value: &str, max: usize) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{label} is required."));
+    }
+    let len = value.chars().count();
+    if len > max {
+        return Err(format!("{label} is {len} characters long; the maximum is {max}."));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("{label} must not contain control characters such as line breaks."));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The apimachinery DNS-1123 label check (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, ≤ 63), written
+    /// independently of `cluster_tenant_name` so the two can be compared.
+    fn is_dns1123_label(s: &str) -> bool {
+        let b = s.as_bytes();
+        !b.is_empty()
+            && b.len() <= 63
+            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+            && b[0] != b'-'
+            && b[b.len() - 1] != b'-'
+    }
+
+    #[test]
+    fn accepted_names_always_make_valid_namespaces() {
+        // Every name up to length 4 over a small alphabet, plus long ones.
+        let alphabet = ['a', 'z', '0', '9', '-', 'A', '_', '.'];
+        let mut names = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> =
+                names.iter().flat_map(|n| alphabet.iter().map(move |c| format!("{n}{c}"))).collect();
+            names.extend(longer);
+        }
+        names.push("a".repeat(53));
+        names.push("a".repeat(54));
+        names.push(format!("a{}z", "-".repeat(51)));
+        let mut accepted = 0;
+        for name in &names {
+            if cluster_tenant_name(name).is_ok() {
+                accepted += 1;
+                let namespace = format!("opencrane-{name}");
+                assert!(is_dns1123_label(&namespace), "{namespace} is not a valid namespace");
+                assert!(is_dns1123_label(name));
+                assert!(name.starts_with(|c: char| c.is_ascii_lowercase()));
+            }
+        }
+        assert!(accepted > 100, "the generator must exercise accepted names too");
+    }
+
+    #[test]
+    fn name_messages_say_what_is_wrong() {
+        assert_eq!(cluster_tenant_name("").unwrap_err(), "Name is required.");
+        assert!(cluster_tenant_name("Acme").unwrap_err().contains("use lowercase"));
+        assert!(cluster_tenant_name("1acme").unwrap_err().contains("start with a lowercase letter"));
+        assert!(cluster_tenant_name("acme-").unwrap_err().contains("end with a letter or digit"));
+        assert!(cluster_tenant_name("ac_me").unwrap_err().contains("“_”"));
+        assert!(cluster_tenant_name(&"a".repeat(54)).unwrap_err().contains("maximum is 53"));
+        assert!(cluster_tenant_name("system").unwrap_err().contains("reserved"));
+        assert!(cluster_tenant_name("acme-corp-2").is_ok());
+    }
+
+    #[test]
+    fn domains_follow_the_reference_rule() {
+        for ok in ["acme.example.com", "a.io", "x-1.y-2.example.co", "123.example.org"] {
+            assert!(domain_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "example",
+            "Acme.example.com",
+            "acme..example.com",
+            "-acme.example.com",
+            "acme-.example.com",
+            "acme.example.c",
+            "acme.example.c0m",
+            "acme.example.com.",
+            "https://acme.example.com",
+            "acme_1.example.com",
+        ] {
+            assert!(domain_name(bad).is_err(), "{bad}");
+        }
+        assert!(domain_name(&format!("{}.com", "a".repeat(64))).is_err());
+        let long = format!("{}.com", ["a".repeat(60); 5].join("."));
+        assert!(long.len() > 253);
+        assert!(domain_name(&long).unwrap_err().contains("253"));
+    }
+
+    #[test]
+    fn quantities() {
+        for ok in ["1", "500m", "32Gi", "1.5", "0.25", "100G", "1e3", "1E-2", "+4", ".5", "5."] {
+            assert!(quantity(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-1", "abc", "4 Gi", "4gb", "1.2.3", "Gi", ".", "1e", "1ee3", "12Mii"] {
+            assert!(quantity(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn label_values() {
+        for ok in ["pool-a", "gpu_1", "a", "A.b-C_d9"] {
+            assert!(label_value(ok).is_ok(), "{ok}");
+        }
+        for bad in ["-a", "a-", "a b", "ä", &"a".repeat(64)] {
+            assert!(label_value(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn display_text_rules() {
+        assert!(display_text("Display name", "Acme Corp", 128).is_ok());
+        assert_eq!(display_text("Display name", "", 128).unwrap_err(), "Display name is required.");
+        assert!(display_text("Display name", "a\nb", 128).is_err());
+        assert!(display_text("Display name", &"é".repeat(129), 128).unwrap_err().contains("129"));
+    }
+}

@@ -1,0 +1,5 @@
+//! Fleet pages.
+
+pub mod billing;
+pub mod cluster_tenants;
+pub mod home;

@@ -1,0 +1,68 @@
+//! Silo `/members`: the OrgMembership read-model as the fleet last projected it.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::{
+    api::silo::list_members,
+    components::{
+        feedback::{Badge, ErrorView},
+        format::timestamp,
+        layout::PageHeader,
+        table::EmptyState,
+    },
+};
+
+/// The members page.
+#[component]
+pub fn MembersPage() -> impl IntoView {
+    view! {
+        <Title text="Members" />
+        <PageHeader title="Members" description="Who belongs to this customer, as the fleet reports it. Membership is managed on the fleet." />
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match list_members().await {
+                    Ok(members) if members.is_empty() => {
+                        view! {
+                            <EmptyState title="No members projected yet" body="Members appear here once the fleet reports them." />
+                        }
+                            .into_any()
+                    }
+                    Ok(members) => {
+                        let rows = members
+                            .into_iter()
+                            .map(|m| {
+                                let tone = if m.status == "active" { "ok" } else { "warn" };
+                                view! {
+                                    <tr>
+                                        <td class="mono">{m.subject}</td>
+                                        <td>{m.role}</td>
+                                        <td><Badge text=m.status tone=tone /></td>
+                                        <td>{timestamp(m.updated_at)}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view();
+                        view! {
+                            <div class="table-wrap">
+                                <table class="data">
+                                    <thead>
+                                        <tr>
+                                            <th scope="col">"Subject"</th>
+                                            <th scope="col">"Role"</th>
+                                            <th scope="col">"Status"</th>
+                                            <th scope="col">"Updated"</th>
+                                        </tr>
+                                    </thead>
+                                    <tbody>{rows}</tbody>
+                                </table>
+                            </div>
+                        }
+                            .into_any()
+                    }
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,57 @@
+//! Billing-account use cases: read or create one's own account.
+
+use opencrane_fleet_db::billing_accounts::{self as db, BillingAccountRow};
+
+use super::db_failure;
+use crate::{
+    authz::{Action, authorize},
+    error::AppError,
+    model::billing::{BillingAccount, BillingAccountRequest},
+    state::{AppState, Caller},
+};
+
+fn enabled(state: &AppState) -> Result<(), AppError> {
+    if state.fleet()?.billing_enabled {
+        Ok(())
+    } else {
+        Err(AppError::NotFound { code: "NOT_FOUND".into(), message: "Billing is disabled on this fleet-manager.".into() })
+    }
+}
+
+fn to_wire(row: BillingAccountRow) -> BillingAccount {
+    BillingAccount {
+        id: row.id.to_string(),
+        subject: row.subject,
+        email: row.email,
+        display_name: row.display_name,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    }
+}
+
+/// The caller's own account, if they have one.
+pub async fn mine(state: &AppState, caller: &Caller) -> Result<Option<BillingAccount>, AppError> {
+    enabled(state)?;
+    let principal = authorize(caller.principal.as_ref(), Action::ManageOwnBillingAccount)?;
+    let row = db::find_by_subject(&state.pool, &principal.subject).await.map_err(|e| db_failure(caller, e))?;
+    Ok(row.map(to_wire))
+}
+
+/// Creates the caller's account or updates its display name; the flag says whether it was new.
+pub async fn upsert_mine(
+    state: &AppState,
+    caller: &Caller,
+    req: BillingAccountRequest,
+) -> Result<(BillingAccount, bool), AppError> {
+    enabled(state)?;
+    let principal = authorize(caller.principal.as_ref(), Action::ManageOwnBillingAccount)?;
+    let display_name = req.display_name.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    if let Some(name) = display_name {
+        crate::model::rules::display_text("Display name", name, 128)
+            .map_err(|message| AppError::field("displayName", message))?;
+    }
+    let (row, created) = db::upsert(&state.pool, &principal.subject, principal.email.as_deref(), display_name)
+        .await
+        .map_err(|e| db_failure(caller, e))?;
+    Ok((to_wire(row), created))
+}

@@ -1,0 +1,267 @@
+//! ClusterTenant use cases: list, read, create, update, delete.
+
+use opencrane_db::Error as DbError;
+use opencrane_fleet_db::{
+    cluster_tenants::{self as db, ClusterTenantRow, DesiredState, ListFilter, SortKey},
+    memberships,
+};
+
+use super::{db_failure, internal};
+use crate::{
+    authz::{Action, authorize},
+    error::AppError,
+    model::cluster_tenant::{
+        ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantSpec, ClusterTenantStatus,
+        ClusterTenantUpdateRequest, Compute, ComputeMode, IsolationTier, ListQuery, MAX_PAGE_SIZE, Phase, Quota,
+        ResourcesView, SortBy, ZitadelIds, tier_unavailable_message, validate,
+    },
+    state::{AppState, Caller, FleetSettings},
+};
+
+fn settings(state: &AppState) -> Result<&FleetSettings, AppError> {
+    let fleet = state.fleet()?;
+    if fleet.cluster_tenants_enabled {
+        Ok(fleet)
+    } else {
+        Err(AppError::NotFound {
+            code: "NOT_FOUND".into(),
+            message: "The ClusterTenant area is disabled on this fleet-manager.".into(),
+        })
+    }
+}
+
+fn not_found(name: &str) -> AppError {
+    AppError::NotFound {
+        code: "CLUSTER_TENANT_NOT_FOUND".into(),
+        message: format!("No customer named “{name}” exists."),
+    }
+}
+
+/// Why a stored row could not be turned into its wire form.
+#[derive(Debug, thiserror::Error)]
+#[error("stored ClusterTenant `{name}` is malformed: {what}")]
+struct MalformedRow {
+    name: String,
+    what: String,
+}
+
+fn to_wire(row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTenant, MalformedRow> {
+    let malformed = |what: String| MalformedRow { name: row.name.clone(), what };
+    let isolation_tier = IsolationTier::parse(&row.isolation_tier)
+        .ok_or_else(|| malformed(format!("isolation tier {}", row.isolation_tier)))?;
+    let mode = ComputeMode::parse(&row.compute_mode)
+        .ok_or_else(|| malformed(format!("compute mode {}", row.compute_mode)))?;
+    let phase = Phase::parse(&row.phase).ok_or_else(|| malformed(format!("phase {}", row.phase)))?;
+    let quota: Quota = serde_json::from_value(row.quota.clone()).map_err(|e| malformed(format!("quota: {e}")))?;
+    let zitadel = (row.zitadel_client_id.is_some() || row.zitadel_org_id.is_some() || row.zitadel_redirect_uri.is_some())
+        .then(|| ZitadelIds {
+            client_id: row.zitadel_client_id.clone(),
+            org_id: row.zitadel_org_id.clone(),
+            redirect_uri: row.zitadel_redirect_uri.clone(),
+        });
+    Ok(ClusterTenant {
+        name: row.name,
+        display_name: row.display_name,
+        vanity_domain: row.vanity_domain,
+        isolation_tier,
+        compute: Compute { mode, node_pool: row.node_pool },
+        resources: ResourcesView { quota },
+        seat_cap: row.seat_cap,
+        seats_used,
+        zitadel,
+        status: ClusterTenantStatus {
+            phase,
+            message: row.message,
+            bound_namespace: row.bound_namespace,
+            provisioner: row.provisioner,
+        },
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+fn sort_key(sort: SortBy) -> SortKey {
+    match sort {
+        SortBy::Name => SortKey::Name,
+        SortBy::DisplayName => SortKey::DisplayName,
+        SortBy::Tier => SortKey::Tier,
+        SortBy::Phase => SortKey::Phase,
+        SortBy::SeatCap => SortKey::SeatCap,
+        SortBy::CreatedAt => SortKey::CreatedAt,
+    }
+}
+
+/// One page of ClusterTenants with the total count.
+pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result<ClusterTenantPage, AppError> {
+    settings(state)?;
+    authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
+    let filter = ListFilter {
+        search: query.search.clone(),
+        phase: query.phase.map(|p| p.as_str().to_owned()),
+        isolation_tier: query.tier.map(|t| t.as_str().to_owned()),
+    };
+    let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
+    let offset = query.offset.max(0);
+    let total = db::count(&state.pool, &filter).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&state.pool, &filter, sort_key(query.sort), query.descending, limit, offset)
+        .await
+        .map_err(|e| db_failure(caller, e))?;
+    let items = rows
+        .into_iter()
+        .map(|r| to_wire(r.row, Some(r.active_members)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| internal(caller, &e))?;
+    Ok(ClusterTenantPage { items, total, query: ListQuery { limit, offset, ..query } })
+}
+
+/// Every ClusterTenant, oldest first (the reference's `GET /cluster-tenants`), optionally paged.
+pub async fn list_all(state: &AppState, caller: &Caller, limit: Option<i64>, offset: i64) -> Result<(Vec<ClusterTenant>, i64), AppError> {
+    settings(state)?;
+    authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
+    let filter = ListFilter::default();
+    let total = db::count(&state.pool, &filter).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&state.pool, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
+        .await
+        .map_err(|e| db_failure(caller, e))?;
+    let items = rows
+        .into_iter()
+        .map(|r| to_wire(r.row, Some(r.active_members)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| internal(caller, &e))?;
+    Ok((items, total))
+}
+
+/// One ClusterTenant.
+pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<ClusterTenant, AppError> {
+    settings(state)?;
+    authorize(caller.principal.as_ref(), Action::ReadClusterTenant(name))?;
+    let row = db::get(&state.pool, name).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    let seats = memberships::list(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
+    let active = seats.iter().filter(|m| m.status == "active").count();
+    to_wire(row, Some(i64::try_from(active).unwrap_or(i64::MAX))).map_err(|e| internal(caller, &e))
+}
+
+/// Only the observed status (the onboarding poll).
+pub async fn status(state: &AppState, caller: &Caller, name: &str) -> Result<ClusterTenantStatus, AppError> {
+    Ok(get(state, caller, name).await?.status)
+}
+
+fn desired<'a>(spec: &'a ClusterTenantSpec, quota: &'a serde_json::Value) -> DesiredState<'a> {
+    DesiredState {
+        display_name: &spec.display_name,
+        vanity_domain: spec.vanity_domain.as_deref(),
+        isolation_tier: spec.isolation_tier.as_str(),
+        compute_mode: spec.compute_mode.as_str(),
+        node_pool: spec.node_pool.as_deref(),
+        quota,
+        seat_cap: spec.seat_cap,
+    }
+}
+
+fn write_failure(caller: &Caller, spec: &ClusterTenantSpec, err: DbError) -> AppError {
+    match err {
+        DbError::UniqueViolation { constraint } if constraint == "cluster_tenants_pkey" => AppError::Conflict {
+            code: "CONFLICT".into(),
+            message: format!("A customer named “{}” already exists.", spec.name),
+            field: Some("name".into()),
+        },
+        DbError::UniqueViolation { constraint } if constraint == "cluster_tenants_vanity_domain_key" => AppError::Conflict {
+            code: "CONFLICT".into(),
+            message: format!(
+                "{} is already the vanity domain of another customer.",
+                spec.vanity_domain.as_deref().unwrap_or_default()
+            ),
+            field: Some("vanityDomain".into()),
+        },
+        other => db_failure(caller, other),
+    }
+}
+
+fn checked_spec(fleet: &FleetSettings, req: &ClusterTenantCreateRequest) -> Result<ClusterTenantSpec, AppError> {
+    let spec = validate(req, &fleet.validation).map_err(|fields| AppError::Validation { fields })?;
+    if !spec.isolation_tier.is_available(&fleet.validation) {
+        return Err(AppError::Unprocessable {
+            code: "TIER_UNAVAILABLE".into(),
+            message: tier_unavailable_message(spec.isolation_tier),
+            field: Some("isolationTier".into()),
+        });
+    }
+    Ok(spec)
+}
+
+/// Creates a ClusterTenant in phase `pending`, with its first Owner, in one transaction.
+pub async fn create(state: &AppState, caller: &Caller, req: ClusterTenantCreateRequest) -> Result<ClusterTenant, AppError> {
+    let fleet = settings(state)?;
+    let principal = authorize(caller.principal.as_ref(), Action::CreateClusterTenant)?;
+    let spec = checked_spec(fleet, &req)?;
+    let owner = match req.owner.as_ref().map(|o| o.subject.trim()).filter(|s| !s.is_empty()) {
+        Some(subject) => subject.to_owned(),
+        None if principal.is_person() => principal.subject.clone(),
+        None => return Err(AppError::field("owner.subject", "An API token cannot own a customer; name the first owner's subject.")),
+    };
+    if owner.chars().count() > 255 {
+        return Err(AppError::field("owner.subject", "Subject is longer than 255 characters."));
+    }
+    let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
+    let mut tx = state.pool.begin().await.map_err(|e| db_failure(caller, e.into()))?;
+    let row = db::insert(&mut *tx, &spec.name, &desired(&spec, &quota))
+        .await
+        .map_err(|e| write_failure(caller, &spec, e))?;
+    memberships::upsert(&mut tx, &spec.name, &owner, "owner").await.map_err(|e| match e {
+        memberships::MembershipError::Db(db) => db_failure(caller, db),
+        other => internal(caller, &other),
+    })?;
+    tx.commit().await.map_err(|e| db_failure(caller, e.into()))?;
+    tracing::info!(
+        request_id = %caller.request_id,
+        cluster_tenant.name = %spec.name,
+        actor = %principal.subject,
+        "cluster tenant created"
+    );
+    to_wire(row, Some(1)).map_err(|e| internal(caller, &e))
+}
+
+/// Applies an update to a ClusterTenant's desired state.
+pub async fn update(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    req: ClusterTenantUpdateRequest,
+) -> Result<ClusterTenant, AppError> {
+    let fleet = settings(state)?;
+    let principal = authorize(caller.principal.as_ref(), Action::UpdateClusterTenant(name))?;
+    let current = get(state, caller, name).await?;
+    let spec = checked_spec(fleet, &req.merge_into(&current.spec()))?;
+    let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
+    let row = db::update_desired(&state.pool, name, &desired(&spec, &quota)).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => write_failure(caller, &spec, other),
+    })?;
+    tracing::info!(
+        request_id = %caller.request_id,
+        cluster_tenant.name = %name,
+        actor = %principal.subject,
+        "cluster tenant updated"
+    );
+    to_wire(row, current.seats_used).map_err(|e| internal(caller, &e))
+}
+
+/// Deletes a ClusterTenant and its memberships.
+pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
+    settings(state)?;
+    let principal = authorize(caller.principal.as_ref(), Action::DeleteClusterTenant(name))?;
+    db::delete(&state.pool, name).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    tracing::info!(
+        request_id = %caller.request_id,
+        cluster_tenant.name = %name,
+        actor = %principal.subject,
+        "cluster tenant deleted"
+    );
+    Ok(())
+}

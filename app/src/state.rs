@@ -1,0 +1,129 @@
+//! Server-side state shared by pages, server functions and REST handlers (compiled with `ssr`
+//! only), and how a request's caller is found.
+
+use leptos::config::LeptosOptions;
+use opencrane_db::PgPool;
+
+use crate::{
+    Role,
+    error::AppError,
+    model::{cluster_tenant::ValidationContext, principal::Principal},
+};
+
+/// The fleet-manager's settings.
+#[derive(Clone, Debug)]
+pub struct FleetSettings {
+    /// `OPENCRANE_CLUSTER_TENANT_MANAGER_ENABLED`: mount the ClusterTenant area.
+    pub cluster_tenants_enabled: bool,
+    /// `OPENCRANE_BILLING_ENABLED`: mount the billing area.
+    pub billing_enabled: bool,
+    /// What ClusterTenant validation needs (base domain, available tiers).
+    pub validation: ValidationContext,
+}
+
+/// The clustertenant-manager's settings.
+#[derive(Clone, Debug)]
+pub struct SiloSettings {
+    /// The ClusterTenant this silo serves.
+    pub cluster_tenant: String,
+    /// `PLATFORM_BASE_DOMAIN`, for showing the silo's host.
+    pub base_domain: Option<String>,
+}
+
+/// Which role this process serves, with its settings.
+#[derive(Clone, Debug)]
+pub enum RoleSettings {
+    /// fleet-manager.
+    Fleet(FleetSettings),
+    /// clustertenant-manager.
+    Silo(SiloSettings),
+}
+
+/// Everything a request handler needs.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// Leptos' site settings.
+    pub leptos_options: LeptosOptions,
+    /// The role's own database.
+    pub pool: PgPool,
+    /// The role and its settings.
+    pub role: RoleSettings,
+}
+
+impl axum::extract::FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+impl AppState {
+    /// The role.
+    pub fn role(&self) -> Role {
+        match self.role {
+            RoleSettings::Fleet(_) => Role::Fleet,
+            RoleSettings::Silo(_) => Role::Silo,
+        }
+    }
+
+    /// The fleet settings, or 404 when this process is a silo (a server function of the other
+    /// role must look as absent as its route).
+    pub fn fleet(&self) -> Result<&FleetSettings, AppError> {
+        match &self.role {
+            RoleSettings::Fleet(f) => Ok(f),
+            RoleSettings::Silo(_) => Err(not_found()),
+        }
+    }
+
+    /// The silo settings, or 404 on the fleet.
+    pub fn silo(&self) -> Result<&SiloSettings, AppError> {
+        match &self.role {
+            RoleSettings::Silo(s) => Ok(s),
+            RoleSettings::Fleet(_) => Err(not_found()),
+        }
+    }
+}
+
+fn not_found() -> AppError {
+    AppError::NotFound { code: "NOT_FOUND".into(), message: "Not found.".into() }
+}
+
+/// The header carrying the request id (set by the server's request-id layer).
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Who is calling, and under which request id; every service function takes one.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The authenticated principal, if any.
+    pub principal: Option<Principal>,
+    /// Correlates logs, audit entries and error responses.
+    pub request_id: String,
+}
+
+impl Caller {
+    /// Reads the caller from request parts: the principal that the authentication middleware put
+    /// into the extensions, and the request id header.
+    pub fn from_parts(parts: &http::request::Parts) -> Self {
+        Self {
+            principal: parts.extensions.get::<Principal>().cloned(),
+            request_id: parts
+                .headers
+                .get(REQUEST_ID_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-")
+                .to_owned(),
+        }
+    }
+}
+
+/// The state and caller of the current server function or page render.
+pub fn request_context() -> Result<(AppState, Caller), AppError> {
+    let state = leptos::prelude::use_context::<AppState>();
+    let parts = leptos::prelude::use_context::<http::request::Parts>();
+    match (state, parts) {
+        (Some(state), Some(parts)) => Ok((state, Caller::from_parts(&parts))),
+        _ => {
+            tracing::error!("server function called without AppState or request parts in context");
+            Err(AppError::Internal { request_id: "-".into() })
+        }
+    }
+}
