@@ -6,6 +6,8 @@
 //! into the server (pages, server functions, the service layer) and with `hydrate` into the
 //! browser bundle (islands and the wire types they use). Nothing under `ssr` reaches the browser.
 
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod authz;
 pub mod components;

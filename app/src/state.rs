@@ -127,3 +127,35 @@ pub fn request_context() -> Result<(AppState, Caller), AppError> {
         }
     }
 }
+
+impl AppState {
+    /// What the page chrome shows about this server.
+    pub fn ui_context(&self) -> crate::UiContext {
+        match &self.role {
+            RoleSettings::Fleet(f) => crate::UiContext {
+                role: Role::Fleet,
+                base_domain: f.validation.base_domain.clone(),
+                cluster_tenant: None,
+                cluster_tenants_enabled: f.cluster_tenants_enabled,
+                billing_enabled: f.billing_enabled,
+                validation: f.validation.clone(),
+            },
+            RoleSettings::Silo(s) => crate::UiContext {
+                role: Role::Silo,
+                base_domain: s.base_domain.clone(),
+                cluster_tenant: Some(s.cluster_tenant.clone()),
+                cluster_tenants_enabled: false,
+                billing_enabled: false,
+                validation: ValidationContext::default(),
+            },
+        }
+    }
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self::from_parts(parts))
+    }
+}

@@ -1,1 +1,33 @@
-//! x
+//! The `opencrane` binary's library: command-line parsing, start-up of each role, the HTTP
+//! stack around the Leptos app, the REST API, and the embedded development environment.
+//!
+//! `main.rs` only parses and dispatches to [`run`]; everything testable lives here.
+
+pub mod cli;
+pub mod dev;
+pub mod http;
+pub mod roles;
+pub mod telemetry;
+
+use anyhow::Context as _;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the chosen subcommand to completion.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::FleetManager(args) => roles::run_fleet(args).await,
+        Command::ClustertenantManager(args) => roles::run_silo(args).await,
+        Command::Migrate(args) => {
+            let pool = opencrane_db::connect_lazy(&args.database_url, &opencrane_db::PoolSettings::default())
+                .context("parsing the database URL")?;
+            let schema = args.schema.into();
+            opencrane_db::migrate(&pool, schema)
+                .await
+                .with_context(|| format!("applying the {} migrations", schema.as_str()))?;
+            tracing::info!(schema = schema.as_str(), "migrations applied");
+            Ok(())
+        }
+        Command::Dev(args) => dev::run(args).await,
+    }
+}

@@ -88,19 +88,29 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Whether `err` means the database could not be reached (as opposed to a query being wrong).
+pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+        // admin_shutdown, crash_shutdown, cannot_connect_now
+        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("57P01" | "57P02" | "57P03")),
+        _ => false,
+    }
+}
+
 impl From<sqlx::Error> for Error {
     fn from(err: sqlx::Error) -> Self {
+        if is_unavailable(&err) {
+            return Self::Unavailable(err);
+        }
         match &err {
             sqlx::Error::RowNotFound => Self::NotFound,
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => Self::Unavailable(err),
             sqlx::Error::Database(db) => {
                 let constraint = db.constraint().unwrap_or_default().to_owned();
                 match db.code().as_deref() {
                     Some("23505") => Self::UniqueViolation { constraint },
                     Some("23514") => Self::CheckViolation { constraint },
                     Some("23503") => Self::ForeignKeyViolation { constraint },
-                    // admin_shutdown, crash_shutdown, cannot_connect_now
-                    Some("57P01" | "57P02" | "57P03") => Self::Unavailable(err),
                     _ => Self::Other(err),
                 }
             }

@@ -1,0 +1,245 @@
+//! The command line. Every flag can also be set through the environment variable named in its
+//! help, so a Kubernetes Deployment configures the binary with `env:` only.
+
+use std::{net::IpAddr, path::PathBuf};
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+/// `opencrane`: the OpenCrane admin platform.
+#[derive(Debug, Parser)]
+#[command(name = "opencrane", version, about, long_about = None)]
+pub struct Cli {
+    /// Logging options.
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the fleet console and API (one per cluster, namespace opencrane-system).
+    FleetManager(FleetArgs),
+    /// Serve one silo's console and API (one per ClusterTenant, namespace opencrane-<name>).
+    ClustertenantManager(SiloArgs),
+    /// Apply the embedded migrations of one schema to a database and exit.
+    Migrate(MigrateArgs),
+    /// Run everything locally: a private PostgreSQL, the fleet-manager and one demo silo.
+    Dev(DevArgs),
+}
+
+/// Log output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Readable lines for a terminal.
+    Human,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// Logging flags (the filter itself comes from `RUST_LOG`).
+#[derive(Debug, Args)]
+pub struct TelemetryArgs {
+    /// Log format.
+    #[arg(long, env = "OPENCRANE_LOG_FORMAT", value_enum, default_value = "human", global = true)]
+    pub log_format: LogFormat,
+}
+
+/// Where and how to serve HTTP.
+#[derive(Clone, Debug, Args)]
+pub struct HttpArgs {
+    /// Address to listen on.
+    #[arg(long = "bind", env = "OPENCRANE_BIND_ADDRESS", default_value = "0.0.0.0")]
+    pub bind: IpAddr,
+    /// Port to listen on.
+    #[arg(long, env = "PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Directory holding the browser bundle (`pkg/opencrane.{js,wasm,css}`) and static files.
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: PathBuf,
+}
+
+/// The role's own database.
+#[derive(Clone, Debug, Args)]
+pub struct DbArgs {
+    /// PostgreSQL connection URL.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+    /// Upper bound on database connections.
+    #[arg(long, env = "OPENCRANE_DB_MAX_CONNECTIONS", default_value_t = 10)]
+    pub db_max_connections: u32,
+    /// Apply pending migrations at start-up (under an advisory lock; safe with several replicas).
+    #[arg(long, env = "OPENCRANE_MIGRATE_ON_START", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
+    pub migrate_on_start: bool,
+}
+
+/// How callers authenticate (OIDC sign-in arrives in a later release).
+#[derive(Clone, Debug, Args)]
+pub struct AuthArgs {
+    /// Static bearer token for machine callers (CI, fleet↔silo); holds the operator role.
+    #[arg(long, env = "OPENCRANE_API_TOKEN", hide_env_values = true)]
+    pub api_token: Option<String>,
+    /// Development identity: every browser request is the "Developer" operator. Refused unless
+    /// the server is bound to a loopback address.
+    #[arg(long, env = "OPENCRANE_DEV_IDENTITY", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
+    pub dev_identity: bool,
+}
+
+/// `fleet-manager` flags.
+#[derive(Clone, Debug, Args)]
+pub struct FleetArgs {
+    /// HTTP.
+    #[command(flatten)]
+    pub http: HttpArgs,
+    /// Database.
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Authentication.
+    #[command(flatten)]
+    pub auth: AuthArgs,
+    /// Base domain: customers are served at <name>.<base>, the fleet at platform.<base>.
+    #[arg(long, env = "PLATFORM_BASE_DOMAIN", value_parser = parse_domain)]
+    pub platform_base_domain: Option<String>,
+    /// Mount the ClusterTenant area (pages and /api/v1/cluster-tenants).
+    #[arg(long, env = "OPENCRANE_CLUSTER_TENANT_MANAGER_ENABLED", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
+    pub cluster_tenant_manager_enabled: bool,
+    /// Mount the billing area (pages and /api/v1/billing-accounts).
+    #[arg(long, env = "OPENCRANE_BILLING_ENABLED", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
+    pub billing_enabled: bool,
+}
+
+/// `clustertenant-manager` flags.
+#[derive(Clone, Debug, Args)]
+pub struct SiloArgs {
+    /// HTTP.
+    #[command(flatten)]
+    pub http: HttpArgs,
+    /// Database (the silo's own).
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Authentication.
+    #[command(flatten)]
+    pub auth: AuthArgs,
+    /// The ClusterTenant this silo serves.
+    #[arg(long, env = "OPENCRANE_CLUSTER_TENANT", value_parser = parse_cluster_tenant)]
+    pub cluster_tenant: String,
+    /// Base domain (for showing the silo's host).
+    #[arg(long, env = "PLATFORM_BASE_DOMAIN", value_parser = parse_domain)]
+    pub platform_base_domain: Option<String>,
+}
+
+/// Which schema `migrate` applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaArg {
+    /// The fleet registry.
+    Fleet,
+    /// A silo database.
+    Silo,
+}
+
+impl From<SchemaArg> for opencrane_db::Schema {
+    fn from(value: SchemaArg) -> Self {
+        match value {
+            SchemaArg::Fleet => Self::Fleet,
+            SchemaArg::Silo => Self::Silo,
+        }
+    }
+}
+
+/// `migrate` flags.
+#[derive(Clone, Debug, Args)]
+pub struct MigrateArgs {
+    /// Which schema to apply.
+    #[arg(long, value_enum)]
+    pub schema: SchemaArg,
+    /// PostgreSQL connection URL.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+}
+
+/// `dev` flags.
+#[derive(Clone, Debug, Args)]
+pub struct DevArgs {
+    /// Where the database, its password and the dev token live.
+    #[arg(long, env = "OPENCRANE_DEV_STATE_DIR", default_value = ".opencrane/dev")]
+    pub state_dir: PathBuf,
+    /// Fleet console port (on 127.0.0.1).
+    #[arg(long, env = "PORT", default_value_t = 3000)]
+    pub port: u16,
+    /// Demo silo console port (on 127.0.0.1); 0 picks a free one.
+    #[arg(long, env = "OPENCRANE_DEV_SILO_PORT", default_value_t = 3001)]
+    pub silo_port: u16,
+    /// Name of the demo ClusterTenant and its silo.
+    #[arg(long, default_value = "demo", value_parser = parse_cluster_tenant)]
+    pub demo_silo: String,
+    /// Directory holding the browser bundle.
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: PathBuf,
+}
+
+/// Parses a feature switch: true/false, 1/0, on/off, yes/no (any case).
+pub fn parse_flag(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" => Ok(false),
+        other => Err(format!("expected true or false (or 1/0, on/off, yes/no), got “{other}”")),
+    }
+}
+
+fn parse_domain(value: &str) -> Result<String, String> {
+    let domain = value.trim().trim_end_matches('.').to_ascii_lowercase();
+    app::model::rules::domain_name(&domain)?;
+    Ok(domain)
+}
+
+fn parse_cluster_tenant(value: &str) -> Result<String, String> {
+    app::model::rules::cluster_tenant_name(value)?;
+    Ok(value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn feature_switches_accept_the_usual_spellings_and_refuse_others() {
+        for yes in ["true", "1", "ON", "Yes"] {
+            assert_eq!(parse_flag(yes), Ok(true));
+        }
+        for no in ["false", "0", "off", "NO"] {
+            assert_eq!(parse_flag(no), Ok(false));
+        }
+        assert!(parse_flag("maybe").unwrap_err().contains("maybe"));
+    }
+
+    #[test]
+    fn roles_parse_and_unknown_roles_fail() {
+        let cli = Cli::try_parse_from([
+            "opencrane",
+            "fleet-manager",
+            "--database-url",
+            "postgres://x/y",
+            "--billing-enabled",
+            "off",
+            "--platform-base-domain",
+            "Example.COM.",
+        ])
+        .unwrap();
+        let Command::FleetManager(args) = cli.command else { panic!("wrong command") };
+        assert!(!args.billing_enabled);
+        assert!(args.cluster_tenant_manager_enabled);
+        assert_eq!(args.platform_base_domain.as_deref(), Some("example.com"));
+        assert!(Cli::try_parse_from(["opencrane", "controller"]).is_err());
+        let bad = Cli::try_parse_from(["opencrane", "clustertenant-manager", "--database-url", "x", "--cluster-tenant", "Bad_Name"]);
+        assert!(bad.unwrap_err().to_string().contains("lowercase"));
+    }
+}

@@ -1,0 +1,121 @@
+//! The HTTP stack of both roles: the Leptos pages and server functions, the REST API, health
+//! endpoints, and the layers around them (request ids, tracing, authentication, role isolation,
+//! body limits, headers).
+
+pub mod auth;
+pub mod error;
+pub mod guard;
+pub mod health;
+pub mod rest;
+
+use std::{net::SocketAddr, time::Duration};
+
+use app::{Role, shell, state::AppState};
+use axum::{Router, http::HeaderValue, middleware, routing::get};
+use http::{HeaderName, Request, header};
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use tower::ServiceBuilder;
+use tower_http::{
+    limit::RequestBodyLimitLayer,
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    set_header::SetResponseHeaderLayer,
+    trace::{DefaultOnResponse, TraceLayer},
+};
+use tracing::Level;
+
+pub use self::auth::AuthConfig;
+
+/// Largest request body accepted (admin forms and JSON bodies are far smaller).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Builds the complete router of the role in `state`.
+pub fn router(state: AppState, auth: AuthConfig) -> Router {
+    let role = state.role();
+    let ui = state.ui_context();
+    let routes = {
+        let ui = ui.clone();
+        generate_route_list(move || match role {
+            Role::Fleet => view! { <app::FleetApp ui=ui.clone() /> }.into_any(),
+            Role::Silo => view! { <app::SiloApp ui=ui.clone() /> }.into_any(),
+        })
+    };
+    let app_shell = {
+        let options = state.leptos_options.clone();
+        let ui = ui.clone();
+        move || shell(options.clone(), ui.clone())
+    };
+    let fallback_shell = move |options: LeptosOptions| shell(options, ui.clone());
+
+    let request_id = HeaderName::from_static(app::state::REQUEST_ID_HEADER);
+    let layers = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &Request<_>| {
+                    let id = req
+                        .headers()
+                        .get(app::state::REQUEST_ID_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-");
+                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                })
+                .on_response(DefaultOnResponse::new().level(Level::INFO).latency_unit(tower_http::LatencyUnit::Millis)),
+        )
+        .layer(PropagateRequestIdLayer::new(request_id))
+        .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
+        .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
+
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .nest("/api/v1", rest::router(&state))
+        .leptos_routes(&state, routes, app_shell)
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(fallback_shell))
+        .layer(middleware::from_fn_with_state(role, guard::role_isolation))
+        .layer(middleware::from_fn_with_state(auth, auth::authenticate))
+        .layer(layers)
+        .with_state(state)
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests
+/// (for at most 20 s).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown);
+    server.await
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %err, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C received, shutting down"),
+        () = terminate => tracing::info!("SIGTERM received, shutting down"),
+    }
+}
+
+/// How long in-flight requests may take after a shutdown signal.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);

@@ -1,0 +1,121 @@
+//! Fleet REST routes: `/cluster-tenants` and `/billing-accounts`.
+
+use std::collections::HashMap;
+
+use app::{
+    error::AppError,
+    model::{
+        billing::BillingAccountRequest,
+        cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest},
+    },
+    service,
+    state::{AppState, Caller},
+};
+use axum::{
+    Json, Router,
+    extract::{Path, Query, State},
+    http::{StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use serde_json::json;
+
+use crate::http::error::{ApiError, ApiResult, JsonBody};
+
+/// Largest `limit` of the list route.
+pub const MAX_LIST_LIMIT: i64 = 1000;
+
+/// `/cluster-tenants` routes.
+pub fn cluster_tenant_routes() -> Router<AppState> {
+    Router::new()
+        .route("/cluster-tenants", get(list).post(create))
+        .route("/cluster-tenants/{name}", get(get_one).put(update).delete(remove))
+        .route("/cluster-tenants/{name}/status", get(status))
+}
+
+/// `/billing-accounts` routes.
+pub fn billing_routes() -> Router<AppState> {
+    Router::new()
+        .route("/billing-accounts", axum::routing::post(upsert_billing))
+        .route("/billing-accounts/me", get(my_billing))
+}
+
+fn integer_param(params: &HashMap<String, String>, name: &str, min: i64, max: i64) -> Result<Option<i64>, AppError> {
+    let Some(raw) = params.get(name) else { return Ok(None) };
+    match raw.trim().parse::<i64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ => Err(AppError::field(name, format!("Must be a whole number from {min} to {max}."))),
+    }
+}
+
+/// `GET /cluster-tenants[?limit=&offset=]`: all rows, oldest first (the reference's contract),
+/// optionally paged; `X-Total-Count` carries the total.
+async fn list(State(state): State<AppState>, caller: Caller, Query(params): Query<HashMap<String, String>>) -> Result<Response, ApiError> {
+    let limit = integer_param(&params, "limit", 1, MAX_LIST_LIMIT).api(&caller)?;
+    let offset = integer_param(&params, "offset", 0, i64::MAX).api(&caller)?.unwrap_or(0);
+    let (items, total) = service::cluster_tenants::list_all(&state, &caller, limit, offset).await.api(&caller)?;
+    Ok(([("x-total-count", total.to_string())], Json(items)).into_response())
+}
+
+/// `POST /cluster-tenants` → 201 with `Location`.
+async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<ClusterTenantCreateRequest>,
+) -> Result<Response, ApiError> {
+    let ct = service::cluster_tenants::create(&state, &caller, req).await.api(&caller)?;
+    let location = format!("/api/v1/cluster-tenants/{}", ct.name);
+    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(ct)).into_response())
+}
+
+/// `GET /cluster-tenants/{name}`.
+async fn get_one(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
+    let ct = service::cluster_tenants::get(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(ct).into_response())
+}
+
+/// `GET /cluster-tenants/{name}/status`.
+async fn status(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
+    let status = service::cluster_tenants::status(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(status).into_response())
+}
+
+/// `PUT /cluster-tenants/{name}`.
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<ClusterTenantUpdateRequest>,
+) -> Result<Response, ApiError> {
+    let ct = service::cluster_tenants::update(&state, &caller, &name, req).await.api(&caller)?;
+    Ok(Json(ct).into_response())
+}
+
+/// `DELETE /cluster-tenants/{name}` → `{name, status: "deleted"}`.
+async fn remove(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
+    service::cluster_tenants::delete(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(json!({ "name": name, "status": "deleted" })).into_response())
+}
+
+/// `POST /billing-accounts`: idempotent upsert; 201 when created, 200 when it existed.
+async fn upsert_billing(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<BillingAccountRequest>,
+) -> Result<Response, ApiError> {
+    let (account, created) = service::billing::upsert_mine(&state, &caller, req).await.api(&caller)?;
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(account)).into_response())
+}
+
+/// `GET /billing-accounts/me`.
+async fn my_billing(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    match service::billing::mine(&state, &caller).await.api(&caller)? {
+        Some(account) => Ok(Json(account).into_response()),
+        None => Err(AppError::NotFound {
+            code: "BILLING_ACCOUNT_NOT_FOUND".into(),
+            message: "You have no billing account yet.".into(),
+        })
+        .api(&caller),
+    }
+}

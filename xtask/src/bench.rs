@@ -1,0 +1,1 @@
+pub fn run(_a: &[String]) -> crate::Result { Err("not yet".into()) }

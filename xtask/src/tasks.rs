@@ -1,0 +1,207 @@
+//! `dev`, `build`, `test` and `prepare`.
+
+use std::{
+    collections::BTreeMap,
+    fs,
+    os::unix::process::CommandExt,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use opencrane_localpg::{Binaries, LocalPostgres};
+
+use crate::{Result, cargo, root, run, site, target_dir};
+
+/// Native (non-wasm) packages: linted, tested, and built together so their features unify the
+/// same way every time (no rebuilds between steps).
+const NATIVE: &[&str] = &[
+    "opencrane",
+    "app",
+    "opencrane-db",
+    "opencrane-fleet-db",
+    "opencrane-silo-db",
+    "opencrane-localpg",
+    "opencrane-e2e",
+    "xtask",
+];
+
+/// The two schemas and the crate whose queries are checked against each.
+const SCHEMAS: &[(&str, &str)] = &[("fleet", "opencrane-fleet-db"), ("silo", "opencrane-silo-db")];
+
+fn native(cmd: &mut Command) -> &mut Command {
+    for package in NATIVE {
+        cmd.args(["-p", package]);
+    }
+    cmd
+}
+
+fn binary_path() -> PathBuf {
+    target_dir().join("debug").join("opencrane")
+}
+
+/// Builds the browser bundle and the binary (debug, or release with `--release`).
+pub fn build(release: bool) -> Result {
+    let site = site::build(release)?;
+    let mut cmd = cargo();
+    cmd.args(["build", "--locked", "-p", "opencrane", "--bin", "opencrane"]);
+    if release {
+        cmd.arg("--release");
+    }
+    run(&mut cmd)?;
+    eprintln!("\nsite: {}", site.display());
+    Ok(())
+}
+
+/// Builds, then replaces this process with `opencrane dev ARGS…`.
+pub fn dev(args: &[String]) -> Result {
+    let site = site::build(false)?;
+    run(cargo().args(["build", "--locked", "-p", "opencrane", "--bin", "opencrane"]))?;
+    let err = Command::new(binary_path())
+        .arg("dev")
+        .args(args)
+        .current_dir(root())
+        .env("LEPTOS_SITE_ROOT", site)
+        .exec();
+    Err(format!("cannot start opencrane: {err}"))
+}
+
+/// A PostgreSQL for the test run, with a database per schema migrated by plain `psql`.
+struct TestDatabase {
+    server: LocalPostgres,
+}
+
+impl TestDatabase {
+    fn start() -> Result<Self> {
+        let dir = target_dir().join("xtask").join("postgres");
+        // A fresh cluster every run: tests must not depend on leftovers.
+        let _ = fs::remove_dir_all(&dir);
+        eprintln!("\nStarting PostgreSQL for the tests in {}…", dir.display());
+        let server = LocalPostgres::start(&dir).map_err(|e| e.to_string())?;
+        Ok(Self { server })
+    }
+
+    /// Creates `name` and applies `migrations/<schema>/*.sql` in order.
+    fn migrated(&self, name: &str, schema: &str) -> Result<String> {
+        let psql = Binaries::discover().map_err(|e| e.to_string())?.bindir().join("psql");
+        let quiet = |cmd: &mut Command| -> Result {
+            let out = cmd.output().map_err(|e| format!("running psql: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!("psql failed: {}", String::from_utf8_lossy(&out.stderr)))
+            }
+        };
+        quiet(Command::new(&psql).arg(self.server.url("postgres")).args(["-v", "ON_ERROR_STOP=1", "-c"]).arg(format!("CREATE DATABASE {name}")))?;
+        let mut files: Vec<PathBuf> = fs::read_dir(root().join("migrations").join(schema))
+            .map_err(|e| format!("reading migrations/{schema}: {e}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+            .collect();
+        files.sort();
+        for file in files {
+            quiet(Command::new(&psql).arg(self.server.url(name)).args(["-q", "-v", "ON_ERROR_STOP=1", "-f"]).arg(&file))?;
+        }
+        Ok(self.server.url(name))
+    }
+}
+
+/// Regenerates `crate_name`'s query metadata into `out` by recompiling it online.
+fn generate_metadata(crate_name: &str, database_url: &str, out: &Path) -> Result {
+    let _ = fs::remove_dir_all(out);
+    fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    run(cargo().args(["clean", "-p", crate_name]))?;
+    run(cargo()
+        .args(["check", "--locked", "--all-targets", "-p", crate_name])
+        .env("SQLX_OFFLINE", "false")
+        .env("SQLX_OFFLINE_DIR", out)
+        .env("DATABASE_URL", database_url))
+}
+
+fn read_dir_files(dir: &Path) -> BTreeMap<String, String> {
+    fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), fs::read_to_string(e.path()).unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Regenerates the committed sqlx metadata (`crates/<schema>-db/.sqlx`).
+pub fn prepare() -> Result {
+    let db = TestDatabase::start()?;
+    for (schema, crate_name) in SCHEMAS {
+        let url = db.migrated(&format!("prepare_{schema}"), schema)?;
+        generate_metadata(crate_name, &url, &root().join("crates").join(format!("{schema}-db")).join(".sqlx"))?;
+    }
+    eprintln!("\nQuery metadata regenerated; commit crates/*-db/.sqlx.");
+    Ok(())
+}
+
+/// Every check CI runs. `--skip-e2e` leaves out the browser tests (for quick local runs only).
+pub fn test(args: &[String]) -> Result {
+    let skip_e2e = args.iter().any(|a| a == "--skip-e2e");
+    if !skip_e2e {
+        crate::tasks::check_browser()?;
+    }
+    site::ensure_wasm_target()?;
+
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(native(cargo().args(["clippy", "--locked", "--all-targets"])).args(["--", "-D", "warnings"]))?;
+    run(cargo()
+        .args(["clippy", "--locked", "-p", "frontend", "-p", "app", "--target", "wasm32-unknown-unknown"])
+        .args(["--", "-D", "warnings"]))?;
+
+    let db = TestDatabase::start()?;
+    for (schema, crate_name) in SCHEMAS {
+        let url = db.migrated(&format!("drift_{schema}"), schema)?;
+        let fresh = target_dir().join("xtask").join(format!("sqlx-{schema}"));
+        generate_metadata(crate_name, &url, &fresh)?;
+        let committed = root().join("crates").join(format!("{schema}-db")).join(".sqlx");
+        if read_dir_files(&fresh) != read_dir_files(&committed) {
+            return Err(format!(
+                "the committed query metadata in {} is out of date with the queries or migrations; run `cargo xtask prepare` and commit it",
+                committed.display()
+            ));
+        }
+    }
+    eprintln!("\nQuery metadata matches the queries and migrations.");
+
+    // Unit, database, HTTP and browser tests in one invocation, so the `opencrane` binary the
+    // browser tests drive is built with exactly the features the other tests use.
+    let mut packages: Vec<&str> = NATIVE.to_vec();
+    if skip_e2e {
+        packages.retain(|p| *p != "opencrane-e2e");
+    }
+    let test_command = || {
+        let mut cmd = cargo();
+        cmd.args(["test", "--locked"]);
+        for package in &packages {
+            cmd.args(["-p", package]);
+        }
+        cmd
+    };
+    run(test_command().arg("--no-run"))?;
+    let site = site::build(false)?;
+    run(test_command()
+        .env("DATABASE_URL", db.server.url("postgres"))
+        .env("OPENCRANE_BIN", binary_path())
+        .env("LEPTOS_SITE_ROOT", site))
+}
+
+/// Chromium and its driver must be installed for the browser tests.
+pub fn check_browser() -> Result {
+    let found = |name: &str| {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+            .unwrap_or(false)
+    };
+    if (found("chromium") || found("chromium-browser") || found("google-chrome")) && found("chromedriver") {
+        Ok(())
+    } else {
+        Err("the browser tests need Chromium and ChromeDriver: `apt-get install chromium chromium-driver` \
+             (Debian/Ubuntu; .ci/run installs them), or pass --skip-e2e for a quick local run"
+            .into())
+    }
+}
