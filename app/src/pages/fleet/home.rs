@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::components::Redirect;
 
 use crate::{UiContext, components::layout::PageHeader};
 
@@ -11,7 +10,9 @@ use crate::{UiContext, components::layout::PageHeader};
 pub fn FleetHome() -> impl IntoView {
     let ui = expect_context::<UiContext>();
     if ui.cluster_tenants_enabled {
-        return view! { <Redirect path="/cluster-tenants" /> }.into_any();
+        #[cfg(feature = "ssr")]
+        leptos_axum::redirect("/cluster-tenants");
+        return view! { <p><a href="/cluster-tenants">"Customers"</a></p> }.into_any();
     }
     view! {
         <Title text="Overview" />

@@ -1,0 +1,87 @@
+//! Server-rendered pages: status codes, the role's chrome, and what anonymous callers see.
+
+use axum::http::{Method, StatusCode};
+use sqlx::PgPool;
+
+use crate::support::{self, Features, create_body, send};
+
+#[sqlx::test(migrations = false)]
+async fn fleet_pages_render_with_the_right_status(pool: PgPool) {
+    let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), true);
+    send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
+
+    let list = send(&fleet, Method::GET, "/cluster-tenants", None, false).await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert!(list.text.contains(r#"<body data-role="fleet""#));
+    assert!(list.text.contains("acme Corp"), "the list shows the new customer");
+    assert!(list.text.contains("Dev operator"), "the header shows who is signed in");
+
+    let filtered = send(&fleet, Method::GET, "/cluster-tenants?q=zzz", None, false).await;
+    assert!(filtered.text.contains("No customers match these filters"));
+
+    let detail = send(&fleet, Method::GET, "/cluster-tenants/acme", None, false).await;
+    assert_eq!(detail.status, StatusCode::OK);
+    assert!(detail.text.contains("opencrane-acme"));
+    assert!(detail.text.contains("leptos-island"), "the delete action is an island");
+
+    let missing = send(&fleet, Method::GET, "/cluster-tenants/nope", None, false).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(missing.text.contains("No customer named"));
+
+    let nowhere = send(&fleet, Method::GET, "/no/such/page", None, false).await;
+    assert_eq!(nowhere.status, StatusCode::NOT_FOUND);
+
+    let new = send(&fleet, Method::GET, "/cluster-tenants/new", None, false).await;
+    assert_eq!(new.status, StatusCode::OK);
+    assert!(new.text.contains("ClusterTenantEditor"), "the create form is an island");
+
+    let home = send(&fleet, Method::GET, "/", None, false).await;
+    assert_eq!(home.status, StatusCode::FOUND);
+    assert_eq!(home.headers["location"], "/cluster-tenants");
+}
+
+#[sqlx::test(migrations = false)]
+async fn anonymous_visitors_are_told_to_sign_in(pool: PgPool) {
+    let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), false);
+    let page = send(&fleet, Method::GET, "/cluster-tenants", None, false).await;
+    assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+    assert!(page.text.contains("Sign-in required"));
+    assert!(page.text.contains("Not signed in"));
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_list_paginates_and_sorts(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    sqlx::query(
+        "INSERT INTO cluster_tenants (name, display_name) SELECT 'ct-' || lpad(i::text, 3, '0'), 'Customer ' || i FROM generate_series(1, 120) i",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let fleet = support::fleet(db, Features::default(), true);
+    let first = send(&fleet, Method::GET, "/cluster-tenants", None, false).await;
+    assert!(first.text.contains("1–50 of 120"), "range shown");
+    assert!(first.text.contains("ct-001") && first.text.contains("ct-050") && !first.text.contains("ct-051"));
+    let third = send(&fleet, Method::GET, "/cluster-tenants?page=3", None, false).await;
+    assert!(third.text.contains("101–120 of 120"));
+    let desc = send(&fleet, Method::GET, "/cluster-tenants?sort=name&order=desc", None, false).await;
+    assert!(desc.text.contains("ct-120") && !desc.text.contains("ct-001"));
+    assert!(desc.text.contains(r#"aria-sort="descending""#));
+}
+
+#[sqlx::test(migrations = false)]
+async fn silo_pages_show_the_silo(pool: PgPool) {
+    let silo_db = support::silo_db(&pool).await;
+    opencrane_silo_db::memberships::upsert(&silo_db, "acme", "ana", "owner", "active").await.unwrap();
+    let silo = support::silo(silo_db, true);
+    let overview = send(&silo, Method::GET, "/", None, false).await;
+    assert_eq!(overview.status, StatusCode::OK);
+    assert!(overview.text.contains(r#"<body data-role="silo""#));
+    assert!(overview.text.contains("acme.example.com"), "the header shows the tenant context");
+    let members = send(&silo, Method::GET, "/members", None, false).await;
+    assert!(members.text.contains("ana"));
+    let audit = send(&silo, Method::GET, "/audit", None, false).await;
+    assert_eq!(audit.status, StatusCode::OK);
+    let fleet_page = send(&silo, Method::GET, "/cluster-tenants", None, false).await;
+    assert_eq!(fleet_page.status, StatusCode::NOT_FOUND, "fleet pages do not exist on a silo");
+}

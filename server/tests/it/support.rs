@@ -1,0 +1,115 @@
+//! Building routers of either role on a test database, and sending requests to them.
+
+use app::state::AppState;
+use axum::{
+    Router,
+    body::Body,
+    http::{HeaderMap, Method, Request, StatusCode, header},
+};
+use http_body_util::BodyExt as _;
+use leptos::config::Env;
+use opencrane::{http::AuthConfig, roles};
+use serde_json::Value;
+use sqlx::{PgPool, postgres::PgPoolOptions};
+use tower::ServiceExt as _;
+
+/// The operator token every test router accepts.
+pub const TOKEN: &str = "test-operator-token-0123456789";
+
+/// Feature switches of a fleet test router.
+#[derive(Clone, Copy)]
+pub struct Features {
+    pub cluster_tenants: bool,
+    pub billing: bool,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Self { cluster_tenants: true, billing: true }
+    }
+}
+
+fn options() -> leptos::config::LeptosOptions {
+    roles::leptos_options(std::path::Path::new("target/site"), "127.0.0.1:0".parse().unwrap(), Env::DEV)
+}
+
+/// A migrated fleet database (the test's own).
+pub async fn fleet_db(pool: &PgPool) -> PgPool {
+    opencrane_db::migrate(pool, opencrane_db::Schema::Fleet).await.unwrap();
+    pool.clone()
+}
+
+/// A second, migrated silo database beside the test's own.
+pub async fn silo_db(pool: &PgPool) -> PgPool {
+    let options = pool.connect_options();
+    // Test database names are already near Postgres' 63-byte limit; a suffix would be cut off.
+    let name = format!("silo_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE \"{name}\"")).execute(pool).await.unwrap();
+    let silo = PgPoolOptions::new().max_connections(5).connect_with((*options).clone().database(&name)).await.unwrap();
+    opencrane_db::migrate(&silo, opencrane_db::Schema::Silo).await.unwrap();
+    silo
+}
+
+/// The fleet router; `dev_identity` makes token-less requests the development operator.
+pub fn fleet(pool: PgPool, features: Features, dev_identity: bool) -> Router {
+    let state = roles::fleet_state(options(), pool, Some("example.com".into()), features.cluster_tenants, features.billing);
+    router(state, dev_identity)
+}
+
+/// The silo router for ClusterTenant `acme`.
+pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
+    router(roles::silo_state(options(), pool, "acme".into(), Some("example.com".into())), dev_identity)
+}
+
+fn router(state: AppState, dev_identity: bool) -> Router {
+    opencrane::http::router(state, AuthConfig::new(vec![("test".into(), TOKEN.into())], dev_identity))
+}
+
+/// A response, read fully.
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+}
+
+/// Sends one request. `token`: send the operator token as a bearer.
+pub async fn send(router: &Router, method: Method, path: &str, body: Option<&str>, token: bool) -> Reply {
+    let mut req = Request::builder().method(method.clone()).uri(path);
+    if method == Method::GET {
+        // What a browser sends on navigation.
+        req = req.header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8");
+    }
+    if token {
+        req = req.header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+    }
+    let req = match body {
+        Some(b) => req.header(header::CONTENT_TYPE, "application/json").body(Body::from(b.to_owned())),
+        None => req.body(Body::empty()),
+    }
+    .unwrap();
+    let res = router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    Reply { status, headers, text: String::from_utf8_lossy(&bytes).into_owned() }
+}
+
+/// A valid create body for `name`.
+pub fn create_body(name: &str) -> String {
+    serde_json::json!({
+        "name": name,
+        "displayName": format!("{name} Corp"),
+        "isolationTier": "shared",
+        "compute": { "mode": "shared" },
+        "resources": { "quota": { "cpu": "4", "pods": 20 } },
+        "seatCap": 10,
+        "owner": { "subject": "owner-subject" }
+    })
+    .to_string()
+}
