@@ -210,7 +210,8 @@ mod tests {
         assert_eq!(AppError::field("name", "x").code(), "VALIDATION_ERROR");
         assert_eq!(AppError::field("name", "x").status(), 400);
         assert_eq!(AppError::Unauthorized.status(), 401);
-        let conflict = AppError::Conflict { code: "CONFLICT".into(), message: "dup".into(), field: Some("name".into()) };
+        let conflict =
+            AppError::Conflict { code: "CONFLICT".into(), message: "dup".into(), field: Some("name".into()) };
         assert_eq!((conflict.code(), conflict.status()), ("CONFLICT", 409));
         assert_eq!(conflict.field_errors().get("name"), Some("dup"));
         assert_eq!(AppError::Internal { request_id: "r1".into() }.status(), 500);

@@ -16,9 +16,9 @@ pub mod fleet;
 pub mod islands;
 pub mod model;
 pub mod pages;
-pub mod silo;
 #[cfg(feature = "ssr")]
 pub mod service;
+pub mod silo;
 #[cfg(feature = "ssr")]
 pub mod state;
 

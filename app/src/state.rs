@@ -105,12 +105,7 @@ impl Caller {
     pub fn from_parts(parts: &http::request::Parts) -> Self {
         Self {
             principal: parts.extensions.get::<Principal>().cloned(),
-            request_id: parts
-                .headers
-                .get(REQUEST_ID_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-")
-                .to_owned(),
+            request_id: parts.headers.get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("-").to_owned(),
         }
     }
 }

@@ -1,1 +1,356 @@
-//! x
+//! Browser end-to-end harness: the real `opencrane dev` process (its own PostgreSQL, both roles)
+//! driven through headless Chromium over WebDriver.
+//!
+//! The WebDriver client is a few dozen lines over `std::net` (JSON over HTTP/1.1 on loopback):
+//! a full client crate would pull HTTP-client features into the workspace's shared dependencies
+//! and force the server to be compiled twice. Every process started here is stopped on drop,
+//! including when a test panics.
+
+use std::{
+    env,
+    io::{BufRead, BufReader, Read, Write},
+    net::{Ipv4Addr, TcpListener, TcpStream},
+    os::unix::process::CommandExt as _,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    thread,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+/// How long a wait may take before the test fails.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+fn find_on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = env::var_os("PATH")?;
+    env::split_paths(&path).flat_map(|dir| names.iter().map(move |n| dir.join(n))).find(|p| p.is_file())
+}
+
+/// Polls `check` until it returns `Some`, or fails the test after [`TIMEOUT`].
+pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out after {TIMEOUT:?} waiting for {what}");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+}
+
+/// A running `opencrane dev` with its own state directory; stopped with Ctrl-C (SIGINT) on drop.
+pub struct DevServer {
+    child: Option<Child>,
+    state_dir: PathBuf,
+    /// `http://127.0.0.1:<port>` of the fleet console.
+    pub fleet_url: String,
+    /// `http://127.0.0.1:<port>` of the demo silo.
+    pub silo_url: String,
+}
+
+impl DevServer {
+    /// Starts the binary named by `OPENCRANE_BIN` (default `target/debug/opencrane`) with the
+    /// site in `LEPTOS_SITE_ROOT`.
+    pub fn start() -> Self {
+        // Relative paths are relative to the workspace (cargo runs tests in the package directory).
+        let bin = workspace()
+            .join(env::var_os("OPENCRANE_BIN").map(PathBuf::from).unwrap_or_else(|| "target/debug/opencrane".into()));
+        assert!(bin.is_file(), "{} is missing: run the tests through `cargo xtask test`", bin.display());
+        let site = workspace()
+            .join(env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| "target/site".into()));
+        assert!(site.join("pkg/opencrane.wasm").is_file(), "the browser bundle is missing in {}", site.display());
+        let state_dir = env::temp_dir().join(format!("opencrane-e2e-{}-{}", std::process::id(), free_port()));
+        let mut child = Command::new(&bin)
+            .args(["dev", "--port", "0", "--silo-port", "0", "--state-dir"])
+            .arg(&state_dir)
+            .env("LEPTOS_SITE_ROOT", &site)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Self { child: Some(child), state_dir, fleet_url: String::new(), silo_url: String::new() };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while server.fleet_url.is_empty() || server.silo_url.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line =
+                rx.recv_timeout(left).unwrap_or_else(|_| panic!("opencrane dev did not report its URLs within 60 s"));
+            let url = || line.split_whitespace().find(|w| w.starts_with("http://")).map(str::to_owned);
+            if line.trim_start().starts_with("Fleet console") {
+                server.fleet_url = url().unwrap_or_default();
+            } else if line.trim_start().starts_with("Demo silo") {
+                server.silo_url = url().unwrap_or_default();
+            }
+        }
+        // Keep draining stdout so the server never blocks on a full pipe.
+        thread::spawn(move || while rx.recv().is_ok() {});
+        server
+    }
+
+    /// The dev token the server wrote.
+    pub fn token(&self) -> String {
+        std::fs::read_to_string(self.state_dir.join("token")).map(|t| t.trim().to_owned()).unwrap_or_default()
+    }
+
+    /// The pid of the PostgreSQL server this dev instance started, from its pid file.
+    pub fn postgres_pid(&self) -> Option<u32> {
+        let root = std::fs::read_to_string(self.state_dir.join("postgres/LOCATION"))
+            .map(|l| PathBuf::from(l.trim()))
+            .unwrap_or_else(|_| self.state_dir.join("postgres"));
+        std::fs::read_to_string(root.join("data/postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
+    }
+
+    /// Sends Ctrl-C (SIGINT) and waits for a clean exit; returns the exit status.
+    pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        signal(child.id(), "INT");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                return child.wait().ok();
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for DevServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.state_dir);
+    }
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// One plain HTTP/1.1 exchange on loopback; returns status and body.
+pub fn http(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str>) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("only http:// URLs: {url}"));
+    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap_or((rest, "/".into()));
+    let mut stream = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let body = body.unwrap_or("");
+    let mut request =
+        format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !body.is_empty() {
+        request.push_str("Content-Type: application/json\r\n");
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("write to {host}: {e}"));
+    // Servers may keep the connection open despite `Connection: close`, so read by length.
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).unwrap_or_else(|e| panic!("read from {host}: {e}"));
+        if n == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            l.split_once(':').filter(|(k, _)| k.trim().eq_ignore_ascii_case(name)).map(|(_, v)| v.trim().to_owned())
+        })
+    };
+    let mut body = Vec::new();
+    if let Some(len) = header("content-length").and_then(|l| l.parse::<usize>().ok()) {
+        body.resize(len, 0);
+        reader.read_exact(&mut body).unwrap_or_else(|e| panic!("read from {host}: {e}"));
+    } else if header("transfer-encoding").is_some_and(|t| t.eq_ignore_ascii_case("chunked")) {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).unwrap_or_else(|e| panic!("read from {host}: {e}"));
+            let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).unwrap_or_else(|e| panic!("read from {host}: {e}"));
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else {
+        reader.read_to_end(&mut body).unwrap_or_else(|e| panic!("read from {host}: {e}"));
+    }
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A headless Chromium session through ChromeDriver; both quit on drop.
+pub struct Browser {
+    driver: Child,
+    base: String,
+    session: String,
+    profile: PathBuf,
+}
+
+/// A WebDriver element reference.
+#[derive(Clone, Debug)]
+pub struct Element(String);
+
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+impl Browser {
+    /// Starts ChromeDriver and a headless Chromium.
+    pub fn start() -> Self {
+        let driver_bin =
+            find_on_path(&["chromedriver"]).expect("chromedriver not found: apt-get install chromium-driver");
+        let chrome = env::var_os("CHROMIUM")
+            .map(PathBuf::from)
+            .or_else(|| find_on_path(&["chromium", "chromium-browser", "google-chrome"]))
+            .expect("Chromium not found: apt-get install chromium");
+        let port = free_port();
+        let driver = Command::new(driver_bin)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("cannot start chromedriver");
+        let base = format!("http://127.0.0.1:{port}");
+        wait_for("chromedriver to listen", || TcpStream::connect(("127.0.0.1", port)).ok());
+        let profile = env::temp_dir().join(format!("opencrane-e2e-chrome-{port}"));
+        let caps = json!({
+            "capabilities": { "alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": chrome,
+                    "args": [
+                        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        "--disable-dev-shm-usage", "--window-size=1280,900",
+                        format!("--user-data-dir={}", profile.display()),
+                    ]
+                }
+            }}
+        });
+        let mut browser = Self { driver, base, session: String::new(), profile };
+        let created = browser.call("POST", "/session", Some(caps));
+        browser.session = created["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {created}")).to_owned();
+        browser
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let url = if path == "/session" {
+            format!("{}{path}", self.base)
+        } else {
+            format!("{}/session/{}{path}", self.base, self.session)
+        };
+        let text = body.map(|b| b.to_string());
+        let (status, reply) = http(method, &url, &[], text.as_deref());
+        let value: Value = serde_json::from_str(&reply).unwrap_or(Value::Null);
+        assert!(status < 400, "WebDriver {method} {path} failed ({status}): {reply}");
+        value.get("value").cloned().unwrap_or(value)
+    }
+
+    fn try_call(&self, method: &str, path: &str, body: Option<Value>) -> Option<Value> {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let text = body.map(|b| b.to_string());
+        let (status, reply) = http(method, &url, &[], text.as_deref());
+        if status >= 400 {
+            return None;
+        }
+        serde_json::from_str::<Value>(&reply).ok().and_then(|v| v.get("value").cloned())
+    }
+
+    /// Navigates to `url` and waits for the page to load.
+    pub fn goto(&self, url: &str) {
+        self.call("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    /// The current URL.
+    pub fn url(&self) -> String {
+        self.call("GET", "/url", None).as_str().unwrap_or_default().to_owned()
+    }
+
+    /// The first element matching `css`, if any.
+    pub fn find(&self, css: &str) -> Option<Element> {
+        self.try_call("POST", "/element", Some(json!({ "using": "css selector", "value": css })))
+            .and_then(|v| v[ELEMENT_KEY].as_str().map(|id| Element(id.to_owned())))
+    }
+
+    /// Waits for an element matching `css`.
+    pub fn wait(&self, css: &str) -> Element {
+        wait_for(&format!("element {css}"), || self.find(css))
+    }
+
+    /// Clicks.
+    pub fn click(&self, el: &Element) {
+        self.call("POST", &format!("/element/{}/click", el.0), Some(json!({})));
+    }
+
+    /// Clears an input.
+    pub fn clear(&self, el: &Element) {
+        self.call("POST", &format!("/element/{}/clear", el.0), Some(json!({})));
+    }
+
+    /// Types into an input (one input event per character).
+    pub fn type_text(&self, el: &Element, text: &str) {
+        self.call("POST", &format!("/element/{}/value", el.0), Some(json!({ "text": text })));
+    }
+
+    /// The rendered text of an element.
+    pub fn text(&self, el: &Element) -> String {
+        self.call("GET", &format!("/element/{}/text", el.0), None).as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Whether a control is enabled.
+    pub fn enabled(&self, el: &Element) -> bool {
+        self.call("GET", &format!("/element/{}/enabled", el.0), None).as_bool().unwrap_or(false)
+    }
+
+    /// Runs `script` in the page and returns its result.
+    pub fn eval(&self, script: &str) -> Value {
+        self.call("POST", "/execute/sync", Some(json!({ "script": script, "args": [] })))
+    }
+
+    /// The whole page's text.
+    pub fn page_text(&self) -> String {
+        self.eval("return document.body.innerText;").as_str().unwrap_or_default().to_owned()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let _ = http("DELETE", &format!("{}/session/{}", self.base, self.session), &[], None);
+        }
+        // ChromeDriver runs in its own process group; take any Chromium it left with it.
+        signal(self.driver.id(), "TERM");
+        let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", self.driver.id())).status();
+        let _ = self.driver.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}

@@ -239,7 +239,14 @@ mod tests {
         assert!(args.cluster_tenant_manager_enabled);
         assert_eq!(args.platform_base_domain.as_deref(), Some("example.com"));
         assert!(Cli::try_parse_from(["opencrane", "controller"]).is_err());
-        let bad = Cli::try_parse_from(["opencrane", "clustertenant-manager", "--database-url", "x", "--cluster-tenant", "Bad_Name"]);
+        let bad = Cli::try_parse_from([
+            "opencrane",
+            "clustertenant-manager",
+            "--database-url",
+            "x",
+            "--cluster-tenant",
+            "Bad_Name",
+        ]);
         assert!(bad.unwrap_err().to_string().contains("lowercase"));
     }
 }

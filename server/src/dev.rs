@@ -76,13 +76,8 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let fleet_addr = fleet_listener.local_addr()?;
     let silo_addr = silo_listener.local_addr()?;
 
-    let fleet = roles::fleet_state(
-        roles::leptos_options(&args.site_root, fleet_addr, Env::DEV),
-        fleet_pool,
-        None,
-        true,
-        true,
-    );
+    let fleet =
+        roles::fleet_state(roles::leptos_options(&args.site_root, fleet_addr, Env::DEV), fleet_pool, None, true, true);
     let silo = roles::silo_state(
         roles::leptos_options(&args.site_root, silo_addr, Env::DEV),
         silo_pool,

@@ -53,17 +53,17 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request<_>| {
-                    let id = req
-                        .headers()
-                        .get(app::state::REQUEST_ID_HEADER)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("-");
+                    let id =
+                        req.headers().get(app::state::REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("-");
                     tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
                 })
                 .on_response(DefaultOnResponse::new().level(Level::INFO).latency_unit(tower_http::LatencyUnit::Millis)),
         )
         .layer(PropagateRequestIdLayer::new(request_id))
-        .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
         .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));

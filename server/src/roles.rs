@@ -66,7 +66,12 @@ pub fn fleet_state(
 }
 
 /// A silo's state.
-pub fn silo_state(leptos_options: LeptosOptions, pool: PgPool, cluster_tenant: String, base_domain: Option<String>) -> AppState {
+pub fn silo_state(
+    leptos_options: LeptosOptions,
+    pool: PgPool,
+    cluster_tenant: String,
+    base_domain: Option<String>,
+) -> AppState {
     AppState { leptos_options, pool, role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain }) }
 }
 
@@ -136,7 +141,6 @@ pub async fn migrate_with_retry(pool: &PgPool, schema: Schema) -> anyhow::Result
         }
     }
 }
-
 
 /// Binds `addr` and serves `state`'s role until `shutdown` resolves.
 pub async fn serve_role(

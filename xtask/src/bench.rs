@@ -1,1 +1,3 @@
-pub fn run(_a: &[String]) -> crate::Result { Err("not yet".into()) }
+pub fn run(_a: &[String]) -> crate::Result {
+    Err("not yet".into())
+}

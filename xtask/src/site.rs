@@ -81,7 +81,17 @@ pub fn build(release: bool) -> Result<PathBuf> {
     ensure_wasm_target()?;
     let wasm_bindgen = ensure_wasm_bindgen()?;
     let profile = if release { "wasm-release" } else { "dev" };
-    run(cargo().args(["build", "--locked", "-p", "frontend", "--lib", "--target", "wasm32-unknown-unknown", "--profile", profile]))?;
+    run(cargo().args([
+        "build",
+        "--locked",
+        "-p",
+        "frontend",
+        "--lib",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--profile",
+        profile,
+    ]))?;
     let profile_dir = if release { "wasm-release" } else { "debug" };
     let wasm = target_dir().join("wasm32-unknown-unknown").join(profile_dir).join("frontend.wasm");
     let site = site_dir(release);
@@ -92,12 +102,15 @@ pub fn build(release: bool) -> Result<PathBuf> {
         .arg(&pkg)
         .arg(&wasm))?;
     // The server asks for /pkg/opencrane.wasm (it is built with LEPTOS_OUTPUT_NAME set).
-    fs::rename(pkg.join("opencrane_bg.wasm"), pkg.join("opencrane.wasm")).map_err(|e| format!("renaming the wasm: {e}"))?;
-    fs::copy(root().join("style/main.css"), pkg.join("opencrane.css")).map_err(|e| format!("copying the stylesheet: {e}"))?;
+    fs::rename(pkg.join("opencrane_bg.wasm"), pkg.join("opencrane.wasm"))
+        .map_err(|e| format!("renaming the wasm: {e}"))?;
+    fs::copy(root().join("style/main.css"), pkg.join("opencrane.css"))
+        .map_err(|e| format!("copying the stylesheet: {e}"))?;
     for entry in fs::read_dir(root().join("public")).map_err(|e| format!("reading public/: {e}"))? {
         let entry = entry.map_err(|e| e.to_string())?;
         if entry.path().is_file() {
-            fs::copy(entry.path(), site.join(entry.file_name())).map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
+            fs::copy(entry.path(), site.join(entry.file_name()))
+                .map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
         }
     }
     Ok(site)

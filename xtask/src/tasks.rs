@@ -56,12 +56,8 @@ pub fn build(release: bool) -> Result {
 pub fn dev(args: &[String]) -> Result {
     let site = site::build(false)?;
     run(cargo().args(["build", "--locked", "-p", "opencrane", "--bin", "opencrane"]))?;
-    let err = Command::new(binary_path())
-        .arg("dev")
-        .args(args)
-        .current_dir(root())
-        .env("LEPTOS_SITE_ROOT", site)
-        .exec();
+    let err =
+        Command::new(binary_path()).arg("dev").args(args).current_dir(root()).env("LEPTOS_SITE_ROOT", site).exec();
     Err(format!("cannot start opencrane: {err}"))
 }
 
@@ -91,7 +87,12 @@ impl TestDatabase {
                 Err(format!("psql failed: {}", String::from_utf8_lossy(&out.stderr)))
             }
         };
-        quiet(Command::new(&psql).arg(self.server.url("postgres")).args(["-v", "ON_ERROR_STOP=1", "-c"]).arg(format!("CREATE DATABASE {name}")))?;
+        quiet(
+            Command::new(&psql)
+                .arg(self.server.url("postgres"))
+                .args(["-v", "ON_ERROR_STOP=1", "-c"])
+                .arg(format!("CREATE DATABASE {name}")),
+        )?;
         let mut files: Vec<PathBuf> = fs::read_dir(root().join("migrations").join(schema))
             .map_err(|e| format!("reading migrations/{schema}: {e}"))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -99,7 +100,9 @@ impl TestDatabase {
             .collect();
         files.sort();
         for file in files {
-            quiet(Command::new(&psql).arg(self.server.url(name)).args(["-q", "-v", "ON_ERROR_STOP=1", "-f"]).arg(&file))?;
+            quiet(
+                Command::new(&psql).arg(self.server.url(name)).args(["-q", "-v", "ON_ERROR_STOP=1", "-f"]).arg(&file),
+            )?;
         }
         Ok(self.server.url(name))
     }
@@ -122,7 +125,9 @@ fn read_dir_files(dir: &Path) -> BTreeMap<String, String> {
         .map(|entries| {
             entries
                 .filter_map(|e| e.ok())
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), fs::read_to_string(e.path()).unwrap_or_default()))
+                .map(|e| {
+                    (e.file_name().to_string_lossy().into_owned(), fs::read_to_string(e.path()).unwrap_or_default())
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -193,9 +198,7 @@ pub fn test(args: &[String]) -> Result {
 /// Chromium and its driver must be installed for the browser tests.
 pub fn check_browser() -> Result {
     let found = |name: &str| {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
-            .unwrap_or(false)
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file())).unwrap_or(false)
     };
     if (found("chromium") || found("chromium-browser") || found("google-chrome")) && found("chromedriver") {
         Ok(())

@@ -3,15 +3,17 @@
 use leptos::prelude::*;
 use server_fn::codec::Json;
 
+#[cfg(feature = "ssr")]
+use crate::{api::respond, service, state::request_context};
 use crate::{
     error::AppError,
     model::{
         billing::{BillingAccount, BillingAccountRequest},
-        cluster_tenant::{ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery},
+        cluster_tenant::{
+            ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
+        },
     },
 };
-#[cfg(feature = "ssr")]
-use crate::{api::respond, service, state::request_context};
 
 /// One page of ClusterTenants.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/list", input = Json)]
@@ -36,7 +38,10 @@ pub async fn create_cluster_tenant(request: ClusterTenantCreateRequest) -> Resul
 
 /// Updates a ClusterTenant's desired state.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/update", input = Json)]
-pub async fn update_cluster_tenant(name: String, request: ClusterTenantUpdateRequest) -> Result<ClusterTenant, AppError> {
+pub async fn update_cluster_tenant(
+    name: String,
+    request: ClusterTenantUpdateRequest,
+) -> Result<ClusterTenant, AppError> {
     let (state, caller) = request_context()?;
     respond(service::cluster_tenants::update(&state, &caller, &name, request).await)
 }

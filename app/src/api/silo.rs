@@ -3,12 +3,12 @@
 use leptos::prelude::*;
 use server_fn::codec::Json;
 
+#[cfg(feature = "ssr")]
+use crate::{api::respond, service, state::request_context};
 use crate::{
     error::AppError,
     model::silo::{AuditPage, Member, SiloSummary},
 };
-#[cfg(feature = "ssr")]
-use crate::{api::respond, service, state::request_context};
 
 /// The overview counts.
 #[server(prefix = "/api/silo", endpoint = "overview", input = Json)]

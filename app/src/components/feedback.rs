@@ -54,7 +54,9 @@ pub fn ErrorView(error: AppError) -> impl IntoView {
         AppError::Unauthorized => ("Sign-in required", "Sign in to continue."),
         AppError::Forbidden { .. } => ("Not allowed", "Ask a platform operator for access."),
         AppError::NotFound { .. } => ("Not found", "It may have been deleted, or the address is mistyped."),
-        AppError::Unavailable { .. } => ("Temporarily unavailable", "The database is not answering. Try again shortly."),
+        AppError::Unavailable { .. } => {
+            ("Temporarily unavailable", "The database is not answering. Try again shortly.")
+        }
         _ => ("Something went wrong", "Try again; if it keeps failing, give an operator the request id."),
     };
     view! {

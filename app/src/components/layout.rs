@@ -32,7 +32,11 @@ pub fn Shell(nav: Vec<NavItem>, children: Children) -> impl IntoView {
         .map(|item| {
             let current = move || {
                 let p = path.get();
-                let active = if item.href == "/" { p == "/" } else { p == item.href || p.starts_with(&format!("{}/", item.href)) };
+                let active = if item.href == "/" {
+                    p == "/"
+                } else {
+                    p == item.href || p.starts_with(&format!("{}/", item.href))
+                };
                 active.then_some("page")
             };
             view! {

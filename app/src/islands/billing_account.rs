@@ -2,11 +2,7 @@
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
-use crate::{
-    api::fleet::save_billing_account,
-    components::form::Field,
-    model::billing::BillingAccountRequest,
-};
+use crate::{api::fleet::save_billing_account, components::form::Field, model::billing::BillingAccountRequest};
 
 /// The billing-account form: one optional display name.
 #[island]
@@ -22,7 +18,9 @@ pub fn BillingAccountForm(display_name: String, exists: bool) -> impl IntoView {
             match save_billing_account(BillingAccountRequest { display_name }).await {
                 Ok(_) => crate::islands::navigate("/billing?saved=1"),
                 Err(err) => {
-                    error.set(Some(err.field_errors().get("displayName").map(str::to_owned).unwrap_or_else(|| err.to_string())));
+                    error.set(Some(
+                        err.field_errors().get("displayName").map(str::to_owned).unwrap_or_else(|| err.to_string()),
+                    ));
                     pending.set(false);
                 }
             }

@@ -91,7 +91,11 @@ impl FormState {
 
 /// The ClusterTenant form. `editing` is the name of the customer being edited (`None` = create).
 #[island]
-pub fn ClusterTenantEditor(initial: ClusterTenantForm, validation: ValidationContext, editing: Option<String>) -> impl IntoView {
+pub fn ClusterTenantEditor(
+    initial: ClusterTenantForm,
+    validation: ValidationContext,
+    editing: Option<String>,
+) -> impl IntoView {
     let form = RwSignal::new(initial);
     let validation = StoredValue::new(validation);
     let check = Memo::new(move |_| form.with(|f| f.check(&validation.read_value()).err().unwrap_or_default()));
@@ -127,11 +131,15 @@ pub fn ClusterTenantEditor(initial: ClusterTenantForm, validation: ValidationCon
         spawn_local(async move {
             let result = match target {
                 None => match snapshot.check(&ctx) {
-                    Ok(req) => create_cluster_tenant(req).await.map(|ct| format!("/cluster-tenants/{}?created=1", ct.name)),
+                    Ok(req) => {
+                        create_cluster_tenant(req).await.map(|ct| format!("/cluster-tenants/{}?created=1", ct.name))
+                    }
                     Err(fields) => Err(AppError::Validation { fields }),
                 },
                 Some(name) => match snapshot.to_update(&ctx) {
-                    Ok(req) => update_cluster_tenant(name, req).await.map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name)),
+                    Ok(req) => {
+                        update_cluster_tenant(name, req).await.map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name))
+                    }
                     Err(fields) => Err(AppError::Validation { fields }),
                 },
             };
@@ -139,7 +147,11 @@ pub fn ClusterTenantEditor(initial: ClusterTenantForm, validation: ValidationCon
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     let fields = err.field_errors();
-                    banner.set(Some(if fields.is_empty() { err.to_string() } else { "The server did not accept some fields; see below.".into() }));
+                    banner.set(Some(if fields.is_empty() {
+                        err.to_string()
+                    } else {
+                        "The server did not accept some fields; see below.".into()
+                    }));
                     focus_first_invalid(&fields);
                     state.server.set(fields);
                     pending.set(false);
@@ -294,7 +306,9 @@ fn focus_first_invalid(errors: &FieldErrors) {
     #[cfg(feature = "hydrate")]
     {
         use leptos::wasm_bindgen::JsCast;
-        if let Some(el) = document().get_element_by_id(id).and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok()) {
+        if let Some(el) =
+            document().get_element_by_id(id).and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok())
+        {
             let _ = el.focus();
         }
     }

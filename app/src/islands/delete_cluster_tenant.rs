@@ -39,7 +39,10 @@ pub fn DeleteClusterTenant(name: String, display_name: String, members: i64) -> 
         let confirmation = typed.get_untracked();
         spawn_local(async move {
             match delete_cluster_tenant(target.clone(), confirmation).await {
-                Ok(()) => crate::islands::navigate(&format!("/cluster-tenants?deleted={}", crate::model::cluster_tenant::url_encode(&target))),
+                Ok(()) => crate::islands::navigate(&format!(
+                    "/cluster-tenants?deleted={}",
+                    crate::model::cluster_tenant::url_encode(&target)
+                )),
                 Err(err) => {
                     error.set(Some(err.to_string()));
                     pending.set(false);

@@ -359,7 +359,9 @@ pub fn validate(req: &ClusterTenantCreateRequest, ctx: &ValidationContext) -> Re
         None => errors.add("compute.mode", "Choose where the workloads run."),
         Some(ComputeMode::Dedicated) => match &node_pool {
             None => errors.add("compute.nodePool", "A node pool is required for dedicated compute."),
-            Some(pool) => errors.check("compute.nodePool", rules::label_value(pool).map_err(|m| format!("Node pool: {m}"))),
+            Some(pool) => {
+                errors.check("compute.nodePool", rules::label_value(pool).map_err(|m| format!("Node pool: {m}")))
+            }
         },
         Some(ComputeMode::Shared) => {
             if node_pool.is_some() {
@@ -581,10 +583,7 @@ impl ClusterTenantForm {
 
 /// The message for a tier this installation cannot provision.
 pub fn tier_unavailable_message(tier: IsolationTier) -> String {
-    format!(
-        "{} is not available: no external provisioner for dedicated clusters is configured.",
-        tier.label()
-    )
+    format!("{} is not available: no external provisioner for dedicated clusters is configured.", tier.label())
 }
 
 /// The Zitadel identifiers of a customer's organisation.
@@ -711,8 +710,7 @@ pub enum SortBy {
 
 impl SortBy {
     /// Every sortable column.
-    pub const ALL: [Self; 6] =
-        [Self::Name, Self::DisplayName, Self::Tier, Self::Phase, Self::SeatCap, Self::CreatedAt];
+    pub const ALL: [Self; 6] = [Self::Name, Self::DisplayName, Self::Tier, Self::Phase, Self::SeatCap, Self::CreatedAt];
 
     /// URL spelling.
     pub fn as_str(self) -> &'static str {
@@ -982,7 +980,8 @@ mod tests {
         let mut capped = current.clone();
         capped.seat_cap = Some(5);
         capped.vanity_domain = Some("acme.io".into());
-        let clear: ClusterTenantUpdateRequest = serde_json::from_str(r#"{"seatCap": null, "vanityDomain": ""}"#).unwrap();
+        let clear: ClusterTenantUpdateRequest =
+            serde_json::from_str(r#"{"seatCap": null, "vanityDomain": ""}"#).unwrap();
         let merged = validate(&clear.merge_into(&capped), &ctx()).unwrap();
         assert_eq!((merged.seat_cap, merged.vanity_domain), (None, None));
 

@@ -33,7 +33,9 @@ pub fn cluster_tenant_name(name: &str) -> Result<(), String> {
     }
     if let Some(bad) = name.chars().find(|c| !is_lower_alnum(*c) && *c != '-') {
         let hint = if bad.is_ascii_uppercase() { " (use lowercase)" } else { "" };
-        return Err(format!("Name may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."));
+        return Err(format!(
+            "Name may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."
+        ));
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         return Err("Name must start with a lowercase letter.".into());
@@ -72,7 +74,9 @@ pub fn domain_name(domain: &str) -> Result<(), String> {
             return Err(format!("The label “{label}” is longer than 63 characters."));
         }
         if let Some(bad) = label.chars().find(|c| !is_lower_alnum(*c) && *c != '-') {
-            return Err(format!("Domain may only contain lowercase letters, digits, hyphens and dots; “{bad}” is not allowed."));
+            return Err(format!(
+                "Domain may only contain lowercase letters, digits, hyphens and dots; “{bad}” is not allowed."
+            ));
         }
         if label.starts_with('-') || label.ends_with('-') {
             return Err(format!("The label “{label}” must start and end with a letter or digit."));
@@ -95,9 +99,7 @@ pub fn quantity(value: &str) -> Result<(), String> {
     }
     let digits_end = unsigned.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(unsigned.len());
     let (number, suffix) = unsigned.split_at(digits_end);
-    let valid_number = !number.is_empty()
-        && number != "."
-        && number.matches('.').count() <= 1;
+    let valid_number = !number.is_empty() && number != "." && number.matches('.').count() <= 1;
     if !valid_number {
         return Err(example.into());
     }

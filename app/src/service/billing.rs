@@ -14,7 +14,10 @@ fn enabled(state: &AppState) -> Result<(), AppError> {
     if state.fleet()?.billing_enabled {
         Ok(())
     } else {
-        Err(AppError::NotFound { code: "NOT_FOUND".into(), message: "Billing is disabled on this fleet-manager.".into() })
+        Err(AppError::NotFound {
+            code: "NOT_FOUND".into(),
+            message: "Billing is disabled on this fleet-manager.".into(),
+        })
     }
 }
 

@@ -49,16 +49,18 @@ fn to_wire(row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTena
     let malformed = |what: String| MalformedRow { name: row.name.clone(), what };
     let isolation_tier = IsolationTier::parse(&row.isolation_tier)
         .ok_or_else(|| malformed(format!("isolation tier {}", row.isolation_tier)))?;
-    let mode = ComputeMode::parse(&row.compute_mode)
-        .ok_or_else(|| malformed(format!("compute mode {}", row.compute_mode)))?;
+    let mode =
+        ComputeMode::parse(&row.compute_mode).ok_or_else(|| malformed(format!("compute mode {}", row.compute_mode)))?;
     let phase = Phase::parse(&row.phase).ok_or_else(|| malformed(format!("phase {}", row.phase)))?;
     let quota: Quota = serde_json::from_value(row.quota.clone()).map_err(|e| malformed(format!("quota: {e}")))?;
-    let zitadel = (row.zitadel_client_id.is_some() || row.zitadel_org_id.is_some() || row.zitadel_redirect_uri.is_some())
-        .then(|| ZitadelIds {
-            client_id: row.zitadel_client_id.clone(),
-            org_id: row.zitadel_org_id.clone(),
-            redirect_uri: row.zitadel_redirect_uri.clone(),
-        });
+    let zitadel = (row.zitadel_client_id.is_some()
+        || row.zitadel_org_id.is_some()
+        || row.zitadel_redirect_uri.is_some())
+    .then(|| ZitadelIds {
+        client_id: row.zitadel_client_id.clone(),
+        org_id: row.zitadel_org_id.clone(),
+        redirect_uri: row.zitadel_redirect_uri.clone(),
+    });
     Ok(ClusterTenant {
         name: row.name,
         display_name: row.display_name,
@@ -115,14 +117,20 @@ pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result
 }
 
 /// Every ClusterTenant, oldest first (the reference's `GET /cluster-tenants`), optionally paged.
-pub async fn list_all(state: &AppState, caller: &Caller, limit: Option<i64>, offset: i64) -> Result<(Vec<ClusterTenant>, i64), AppError> {
+pub async fn list_all(
+    state: &AppState,
+    caller: &Caller,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<(Vec<ClusterTenant>, i64), AppError> {
     settings(state)?;
     authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
     let filter = ListFilter::default();
     let total = db::count(&state.pool, &filter).await.map_err(|e| db_failure(caller, e))?;
-    let rows = db::list(&state.pool, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
-        .await
-        .map_err(|e| db_failure(caller, e))?;
+    let rows =
+        db::list(&state.pool, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
+            .await
+            .map_err(|e| db_failure(caller, e))?;
     let items = rows
         .into_iter()
         .map(|r| to_wire(r.row, Some(r.active_members)))
@@ -168,14 +176,16 @@ fn write_failure(caller: &Caller, spec: &ClusterTenantSpec, err: DbError) -> App
             message: format!("A customer named “{}” already exists.", spec.name),
             field: Some("name".into()),
         },
-        DbError::UniqueViolation { constraint } if constraint == "cluster_tenants_vanity_domain_key" => AppError::Conflict {
-            code: "CONFLICT".into(),
-            message: format!(
-                "{} is already the vanity domain of another customer.",
-                spec.vanity_domain.as_deref().unwrap_or_default()
-            ),
-            field: Some("vanityDomain".into()),
-        },
+        DbError::UniqueViolation { constraint } if constraint == "cluster_tenants_vanity_domain_key" => {
+            AppError::Conflict {
+                code: "CONFLICT".into(),
+                message: format!(
+                    "{} is already the vanity domain of another customer.",
+                    spec.vanity_domain.as_deref().unwrap_or_default()
+                ),
+                field: Some("vanityDomain".into()),
+            }
+        }
         other => db_failure(caller, other),
     }
 }
@@ -193,23 +203,31 @@ fn checked_spec(fleet: &FleetSettings, req: &ClusterTenantCreateRequest) -> Resu
 }
 
 /// Creates a ClusterTenant in phase `pending`, with its first Owner, in one transaction.
-pub async fn create(state: &AppState, caller: &Caller, req: ClusterTenantCreateRequest) -> Result<ClusterTenant, AppError> {
+pub async fn create(
+    state: &AppState,
+    caller: &Caller,
+    req: ClusterTenantCreateRequest,
+) -> Result<ClusterTenant, AppError> {
     let fleet = settings(state)?;
     let principal = authorize(caller.principal.as_ref(), Action::CreateClusterTenant)?;
     let spec = checked_spec(fleet, &req)?;
     let owner = match req.owner.as_ref().map(|o| o.subject.trim()).filter(|s| !s.is_empty()) {
         Some(subject) => subject.to_owned(),
         None if principal.is_person() => principal.subject.clone(),
-        None => return Err(AppError::field("owner.subject", "An API token cannot own a customer; name the first owner's subject.")),
+        None => {
+            return Err(AppError::field(
+                "owner.subject",
+                "An API token cannot own a customer; name the first owner's subject.",
+            ));
+        }
     };
     if owner.chars().count() > 255 {
         return Err(AppError::field("owner.subject", "Subject is longer than 255 characters."));
     }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.map_err(|e| db_failure(caller, e.into()))?;
-    let row = db::insert(&mut *tx, &spec.name, &desired(&spec, &quota))
-        .await
-        .map_err(|e| write_failure(caller, &spec, e))?;
+    let row =
+        db::insert(&mut *tx, &spec.name, &desired(&spec, &quota)).await.map_err(|e| write_failure(caller, &spec, e))?;
     memberships::upsert(&mut tx, &spec.name, &owner, "owner").await.map_err(|e| match e {
         memberships::MembershipError::Db(db) => db_failure(caller, db),
         other => internal(caller, &other),

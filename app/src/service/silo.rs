@@ -41,7 +41,12 @@ pub async fn members(state: &AppState, caller: &Caller) -> Result<Vec<Member>, A
 }
 
 /// A page of the audit log, newest first, older than `before`.
-pub async fn audit_log(state: &AppState, caller: &Caller, before: Option<i64>, limit: i64) -> Result<AuditPage, AppError> {
+pub async fn audit_log(
+    state: &AppState,
+    caller: &Caller,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<AuditPage, AppError> {
     state.silo()?;
     authorize(caller.principal.as_ref(), Action::ReadSilo)?;
     let limit = limit.clamp(1, MAX_AUDIT_PAGE);

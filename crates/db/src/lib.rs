@@ -19,12 +19,10 @@ pub use sqlx::{PgPool, Postgres, Transaction};
 ///
 /// `ignore_missing` lets an older binary start against a database that a newer one has already
 /// migrated, which a rolling upgrade needs.
-pub static FLEET_MIGRATOR: Migrator =
-    Migrator { ignore_missing: true, ..sqlx::migrate!("../../migrations/fleet") };
+pub static FLEET_MIGRATOR: Migrator = Migrator { ignore_missing: true, ..sqlx::migrate!("../../migrations/fleet") };
 
 /// The silo schema, embedded in the binary.
-pub static SILO_MIGRATOR: Migrator =
-    Migrator { ignore_missing: true, ..sqlx::migrate!("../../migrations/silo") };
+pub static SILO_MIGRATOR: Migrator = Migrator { ignore_missing: true, ..sqlx::migrate!("../../migrations/silo") };
 
 /// Which of the two schemas a database holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -73,11 +73,15 @@ async fn check_constraints_back_up_the_validator(pool: PgPool) {
     let mut d = desired("X", &quota);
     d.compute_mode = "dedicated";
     let r = cluster_tenants::insert(&pool, "nopool", &d).await;
-    assert!(matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_node_pool_iff_dedicated"));
+    assert!(
+        matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_node_pool_iff_dedicated")
+    );
     let mut d = desired("X", &quota);
     d.isolation_tier = "gold";
     let r = cluster_tenants::insert(&pool, "gold", &d).await;
-    assert!(matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_isolation_tier_valid"));
+    assert!(
+        matches!(r, Err(DbError::CheckViolation { ref constraint }) if constraint == "cluster_tenants_isolation_tier_valid")
+    );
     let r = cluster_tenants::insert(&pool, "blank", &desired("   ", &quota)).await;
     assert!(matches!(r, Err(DbError::CheckViolation { .. })));
 }
@@ -126,7 +130,8 @@ async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
     let all = ListFilter::default();
     assert_eq!(cluster_tenants::count(&pool, &all).await.unwrap(), 5);
 
-    let names = |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.row.name).collect::<Vec<_>>();
+    let names =
+        |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.row.name).collect::<Vec<_>>();
     let first = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 0).await.unwrap();
     let second = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 2).await.unwrap();
     let third = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 4).await.unwrap();
@@ -176,7 +181,10 @@ async fn the_last_active_owner_cannot_be_demoted_suspended_or_removed(pool: PgPo
 
     let mut tx = pool.begin().await.unwrap();
     assert!(matches!(memberships::upsert(&mut tx, "acme", "ana", "admin").await, Err(MembershipError::LastOwner)));
-    assert!(matches!(memberships::set_status(&mut tx, "acme", "ana", "suspended").await, Err(MembershipError::LastOwner)));
+    assert!(matches!(
+        memberships::set_status(&mut tx, "acme", "ana", "suspended").await,
+        Err(MembershipError::LastOwner)
+    ));
     assert!(matches!(memberships::remove(&mut tx, "acme", "ana").await, Err(MembershipError::LastOwner)));
     // Non-owners are unaffected by the guard.
     memberships::set_status(&mut tx, "acme", "bob", "suspended").await.unwrap();
@@ -223,7 +231,8 @@ async fn concurrent_demotions_keep_one_owner(pool: PgPool) {
     assert!(!second.is_finished(), "the second demotion must wait for the first transaction");
     first.commit().await.unwrap();
     assert!(matches!(second.await.unwrap(), Err(MembershipError::LastOwner)));
-    let owners: Vec<_> = memberships::list(&pool, "acme").await.unwrap().into_iter().filter(|m| m.role == "owner").collect();
+    let owners: Vec<_> =
+        memberships::list(&pool, "acme").await.unwrap().into_iter().filter(|m| m.role == "owner").collect();
     assert_eq!(owners.len(), 1);
     assert_eq!(owners[0].subject, "bob");
 }

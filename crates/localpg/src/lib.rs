@@ -122,19 +122,15 @@ impl Binaries {
             candidates.extend(versions.into_iter().map(|p| p.join("bin")));
         }
         candidates.extend(["/usr/local/pgsql/bin", "/usr/pgsql/bin"].map(PathBuf::from));
-        candidates
-            .into_iter()
-            .find(|dir| has_server(dir))
-            .map(|bindir| Self { bindir })
-            .ok_or_else(|| {
-                Error::NotInstalled(
-                    "No PostgreSQL server binaries (initdb, postgres) were found. Install the \
+        candidates.into_iter().find(|dir| has_server(dir)).map(|bindir| Self { bindir }).ok_or_else(|| {
+            Error::NotInstalled(
+                "No PostgreSQL server binaries (initdb, postgres) were found. Install the \
                      PostgreSQL server package (Debian/Ubuntu: `apt-get install postgresql`; \
                      Fedora: `dnf install postgresql-server`; macOS: `brew install postgresql@16`), \
                      or point OPENCRANE_PG_BINDIR at the directory that holds initdb."
-                        .to_owned(),
-                )
-            })
+                    .to_owned(),
+            )
+        })
     }
 
     /// The directory the binaries were found in.
@@ -271,9 +267,7 @@ impl LocalPostgres {
         let binaries = Binaries::discover()?;
         let run_as = RunAs::resolve()?;
         fs::create_dir_all(state_dir).map_err(io_err(format!("creating {}", state_dir.display())))?;
-        let state_dir = state_dir
-            .canonicalize()
-            .map_err(io_err(format!("resolving {}", state_dir.display())))?;
+        let state_dir = state_dir.canonicalize().map_err(io_err(format!("resolving {}", state_dir.display())))?;
         let root = match &run_as {
             Some(_) if !traversable_by_others(&state_dir) => {
                 let fallback = env::temp_dir().join(format!("opencrane-pg-{:016x}", fnv1a(&state_dir)));
@@ -303,10 +297,8 @@ impl LocalPostgres {
 
         let binaries_major = binaries.major_version()?;
         if data.join("PG_VERSION").is_file() {
-            let data_major = fs::read_to_string(data.join("PG_VERSION"))
-                .map_err(io_err("reading PG_VERSION"))?
-                .trim()
-                .to_owned();
+            let data_major =
+                fs::read_to_string(data.join("PG_VERSION")).map_err(io_err("reading PG_VERSION"))?.trim().to_owned();
             if data_major != binaries_major {
                 return Err(Error::VersionMismatch { data_dir: data, data: data_major, binaries: binaries_major });
             }
@@ -339,11 +331,7 @@ impl LocalPostgres {
             if !out.status.success() {
                 return Err(Error::Command {
                     what: "initdb".into(),
-                    detail: format!(
-                        "{}{}",
-                        String::from_utf8_lossy(&out.stdout),
-                        String::from_utf8_lossy(&out.stderr)
-                    ),
+                    detail: format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
                 });
             }
         }
@@ -486,9 +474,7 @@ fn stop_stale_server(data: &Path) {
 }
 
 fn traversable_by_others(path: &Path) -> bool {
-    path.ancestors().all(|dir| {
-        fs::metadata(dir).map(|m| m.permissions().mode() & 0o001 != 0).unwrap_or(false)
-    })
+    path.ancestors().all(|dir| fs::metadata(dir).map(|m| m.permissions().mode() & 0o001 != 0).unwrap_or(false))
 }
 
 fn free_port() -> Result<u16> {
@@ -499,9 +485,7 @@ fn free_port() -> Result<u16> {
 /// `n` random bytes from the kernel, hex-encoded.
 pub fn random_hex(n: usize) -> Result<String> {
     let mut buf = vec![0u8; n];
-    fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .map_err(io_err("reading /dev/urandom"))?;
+    fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf)).map_err(io_err("reading /dev/urandom"))?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -545,11 +529,7 @@ mod tests {
         let dir = env::temp_dir().join(format!("localpg-test-{}", random_hex(6).unwrap()));
         let server = LocalPostgres::start(&dir).unwrap();
         let psql = Binaries::discover().unwrap().tool("psql");
-        let out = Command::new(psql)
-            .arg(server.url("postgres"))
-            .args(["-tAc", "select 40 + 2"])
-            .output()
-            .unwrap();
+        let out = Command::new(psql).arg(server.url("postgres")).args(["-tAc", "select 40 + 2"]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42", "{out:?}");
         let pid = server.child.as_ref().unwrap().id();
         drop(server);

@@ -31,7 +31,13 @@ pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<MembershipRow>> {
 }
 
 /// Inserts or updates one projected membership.
-pub async fn upsert(db: impl PgExecutor<'_>, cluster_tenant: &str, subject: &str, role: &str, status: &str) -> Result<()> {
+pub async fn upsert(
+    db: impl PgExecutor<'_>,
+    cluster_tenant: &str,
+    subject: &str,
+    role: &str,
+    status: &str,
+) -> Result<()> {
     // language=PostgreSQL
     sqlx::query!(
         r#"INSERT INTO org_memberships (cluster_tenant, subject, role, status) VALUES ($1, $2, $3, $4)

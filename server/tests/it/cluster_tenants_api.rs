@@ -40,7 +40,8 @@ async fn create_read_update_delete(pool: PgPool) {
     assert!(u.get("seatCap").is_none(), "seatCap: null removes the cap");
     assert_eq!(u["resources"]["quota"]["pods"], 20, "absent fields keep their value");
 
-    let cleared = send(&fleet, Method::PUT, "/api/v1/cluster-tenants/acme", Some(r#"{"vanityDomain": ""}"#), true).await;
+    let cleared =
+        send(&fleet, Method::PUT, "/api/v1/cluster-tenants/acme", Some(r#"{"vanityDomain": ""}"#), true).await;
     assert!(cleared.json().get("vanityDomain").is_none(), "an empty vanity domain clears it");
 
     let listed = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, true).await;
@@ -76,11 +77,19 @@ async fn errors_name_the_field_and_carry_the_request_id(pool: PgPool) {
     }
     assert_eq!(body["requestId"], invalid.headers["x-request-id"].to_str().unwrap());
 
-    let wrong_type = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(r#"{"name": "acme", "compute": {"mode": "huge"}}"#), true).await;
+    let wrong_type = send(
+        &fleet,
+        Method::POST,
+        "/api/v1/cluster-tenants",
+        Some(r#"{"name": "acme", "compute": {"mode": "huge"}}"#),
+        true,
+    )
+    .await;
     assert_eq!(wrong_type.status, StatusCode::BAD_REQUEST);
     assert!(wrong_type.json()["fields"]["compute.mode"].as_str().unwrap().contains("huge"), "{}", wrong_type.text);
 
-    let unknown_field = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(r#"{"displayname": "x"}"#), true).await;
+    let unknown_field =
+        send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(r#"{"displayname": "x"}"#), true).await;
     assert_eq!(unknown_field.status, StatusCode::BAD_REQUEST);
     assert!(unknown_field.text.contains("displayname"));
 
@@ -115,7 +124,8 @@ async fn duplicates_conflict_without_touching_the_stored_row(pool: PgPool) {
     // The vanity domain is unique too, on update as on create.
     send(&fleet, Method::PUT, "/api/v1/cluster-tenants/acme", Some(r#"{"vanityDomain": "acme.io"}"#), true).await;
     send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("beta")), true).await;
-    let taken = send(&fleet, Method::PUT, "/api/v1/cluster-tenants/beta", Some(r#"{"vanityDomain": "ACME.io"}"#), true).await;
+    let taken =
+        send(&fleet, Method::PUT, "/api/v1/cluster-tenants/beta", Some(r#"{"vanityDomain": "ACME.io"}"#), true).await;
     assert_eq!(taken.status, StatusCode::CONFLICT, "{}", taken.text);
     assert!(taken.json()["fields"]["vanityDomain"].is_string());
 }
@@ -150,8 +160,28 @@ async fn malformed_input_never_causes_a_server_error_or_data_loss(pool: PgPool) 
     let before = send(&fleet, Method::GET, "/api/v1/cluster-tenants/keeper", None, true).await.text;
 
     let samples = [
-        "", " ", "keeper", "KEEPER", "a", "-", "ü", "\u{0}", "a\nb", "x".repeat(300).leak(), "1e999", "-1", "9999999999999",
-        "portal.acme.io", "keeper.example.com", "500m", "8Gi", "null", "dedicated", "shared", "dedicatedCluster", "'; drop table x; --",
+        "",
+        " ",
+        "keeper",
+        "KEEPER",
+        "a",
+        "-",
+        "ü",
+        "\u{0}",
+        "a\nb",
+        "x".repeat(300).leak(),
+        "1e999",
+        "-1",
+        "9999999999999",
+        "portal.acme.io",
+        "keeper.example.com",
+        "500m",
+        "8Gi",
+        "null",
+        "dedicated",
+        "shared",
+        "dedicatedCluster",
+        "'; drop table x; --",
     ];
     let values = |i: u64| -> serde_json::Value {
         match i % 7 {
@@ -159,7 +189,9 @@ async fn malformed_input_never_causes_a_server_error_or_data_loss(pool: PgPool) 
             1 => json!(i as i64 - 50),
             2 => json!(null),
             3 => json!(true),
-            4 => json!({"mode": samples[(i as usize) % samples.len()], "nodePool": samples[(i as usize / 3) % samples.len()]}),
+            4 => {
+                json!({"mode": samples[(i as usize) % samples.len()], "nodePool": samples[(i as usize / 3) % samples.len()]})
+            }
             5 => json!({"quota": {"cpu": samples[(i as usize) % samples.len()], "pods": i as i64 - 3}}),
             _ => json!([i]),
         }

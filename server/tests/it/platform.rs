@@ -18,7 +18,11 @@ async fn health_and_readiness(pool: PgPool) {
     let unready = send(&fleet, Method::GET, "/readyz", None, false).await;
     assert_eq!(unready.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(unready.json()["db"], false);
-    assert_eq!(send(&fleet, Method::GET, "/healthz", None, false).await.status, StatusCode::OK, "liveness does not depend on the database");
+    assert_eq!(
+        send(&fleet, Method::GET, "/healthz", None, false).await.status,
+        StatusCode::OK,
+        "liveness does not depend on the database"
+    );
 }
 
 #[sqlx::test(migrations = false)]

@@ -52,7 +52,8 @@ pub async fn silo_db(pool: &PgPool) -> PgPool {
 
 /// The fleet router; `dev_identity` makes token-less requests the development operator.
 pub fn fleet(pool: PgPool, features: Features, dev_identity: bool) -> Router {
-    let state = roles::fleet_state(options(), pool, Some("example.com".into()), features.cluster_tenants, features.billing);
+    let state =
+        roles::fleet_state(options(), pool, Some("example.com".into()), features.cluster_tenants, features.billing);
     router(state, dev_identity)
 }
 

@@ -50,7 +50,11 @@ fn integer_param(params: &HashMap<String, String>, name: &str, min: i64, max: i6
 
 /// `GET /cluster-tenants[?limit=&offset=]`: all rows, oldest first (the reference's contract),
 /// optionally paged; `X-Total-Count` carries the total.
-async fn list(State(state): State<AppState>, caller: Caller, Query(params): Query<HashMap<String, String>>) -> Result<Response, ApiError> {
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
     let limit = integer_param(&params, "limit", 1, MAX_LIST_LIMIT).api(&caller)?;
     let offset = integer_param(&params, "offset", 0, i64::MAX).api(&caller)?.unwrap_or(0);
     let (items, total) = service::cluster_tenants::list_all(&state, &caller, limit, offset).await.api(&caller)?;
@@ -69,7 +73,11 @@ async fn create(
 }
 
 /// `GET /cluster-tenants/{name}`.
-async fn get_one(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
+async fn get_one(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
     let ct = service::cluster_tenants::get(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(ct).into_response())
 }

@@ -220,7 +220,8 @@ pub fn document(state: &AppState) -> Value {
                 json!({ "required": true, "content": { "application/json": { "schema": schema(body) } } });
         }
         if op.path.contains("{name}") {
-            operation["parameters"] = json!([{ "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }]);
+            operation["parameters"] =
+                json!([{ "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }]);
         }
         let entry = paths.entry(format!("/api/v1{}", op.path)).or_insert_with(|| json!({}));
         entry[op.method] = operation;

@@ -1,0 +1,122 @@
+//! The product in a real browser: `opencrane dev` (its own PostgreSQL, both roles) driven through
+//! headless Chromium. These prove that hydration works — validation runs in the island as the
+//! admin types — and that the create and delete flows work end to end.
+
+use opencrane_e2e::{Browser, DevServer, wait_for};
+
+/// Islands hydrate when the browser is idle, so input typed right after load can arrive before
+/// the island listens. Type, and retype until the island reacts (bounded by the harness timeout).
+fn type_until(browser: &Browser, input_css: &str, text: &str, reacted: impl Fn(&Browser) -> bool) {
+    wait_for(&format!("the island to react to typing into {input_css}"), || {
+        let input = browser.wait(input_css);
+        browser.clear(&input);
+        browser.type_text(&input, text);
+        reacted(browser).then_some(())
+    });
+}
+
+fn error_text(browser: &Browser, id: &str) -> String {
+    browser.find(&format!("#{id}-error")).map(|e| browser.text(&e)).unwrap_or_default()
+}
+
+#[test]
+fn validation_messages_appear_while_typing_before_any_submit() {
+    let server = DevServer::start();
+    let browser = Browser::start();
+    browser.goto(&format!("{}/cluster-tenants/new", server.fleet_url));
+    type_until(&browser, "#ct-name", "Acme_Corp", |b| !error_text(b, "ct-name").is_empty());
+    let message = error_text(&browser, "ct-name");
+    assert!(message.contains("lowercase"), "unexpected message: {message}");
+    assert!(browser.url().ends_with("/cluster-tenants/new"), "nothing was submitted");
+
+    // Fixing the value clears the message, still without a submit.
+    let name = browser.wait("#ct-name");
+    browser.clear(&name);
+    browser.type_text(&name, "acme");
+    wait_for("the name error to clear", || error_text(&browser, "ct-name").is_empty().then_some(()));
+
+    // Number fields are checked as typed too, with the same rules as the server.
+    type_until(&browser, "#ct-seat-cap", "ten", |b| error_text(b, "ct-seat-cap").contains("whole number"));
+    type_until(&browser, "#ct-memory", "lots", |b| error_text(b, "ct-memory").contains("quantity"));
+    assert!(browser.find("#ct-name-error").is_some());
+}
+
+#[test]
+fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_typed_name() {
+    let server = DevServer::start();
+    let browser = Browser::start();
+    browser.goto(&format!("{}/cluster-tenants/new", server.fleet_url));
+    // Wait until the island is live (a blank display name shows a message), then enter values.
+    type_until(&browser, "#ct-display-name", " ", |b| !error_text(b, "ct-display-name").is_empty());
+    let name = browser.wait("#ct-name");
+    browser.type_text(&name, "e2e-acme");
+    let display = browser.wait("#ct-display-name");
+    browser.clear(&display);
+    browser.type_text(&display, "E2E Acme Ltd");
+    let seats = browser.wait("#ct-seat-cap");
+    browser.type_text(&seats, "12");
+    let cpu = browser.wait("#ct-cpu");
+    browser.type_text(&cpu, "2");
+    browser.click(&browser.wait("button[type=submit]"));
+    wait_for("the detail page after create", || {
+        browser.url().contains("/cluster-tenants/e2e-acme?created=1").then_some(())
+    });
+    assert!(browser.page_text().contains("E2E Acme Ltd"));
+
+    browser.goto(&format!("{}/cluster-tenants", server.fleet_url));
+    let row = browser.wait("a[href='/cluster-tenants/e2e-acme']");
+    assert_eq!(browser.text(&row), "e2e-acme");
+    assert!(browser.page_text().contains("1 / 12"), "seats used / cap in the list");
+
+    // Delete: the confirm button stays disabled until the exact name is typed.
+    browser.goto(&format!("{}/cluster-tenants/e2e-acme", server.fleet_url));
+    wait_for("the delete dialog to open", || {
+        browser.click(&browser.wait("button.btn.danger"));
+        browser.find("#delete-confirm")
+    });
+    let confirm_button = browser.wait(".dialog button[type=submit]");
+    assert!(!browser.enabled(&confirm_button), "enabled before typing");
+    let input = browser.wait("#delete-confirm");
+    browser.type_text(&input, "e2e-acm");
+    assert!(!browser.enabled(&confirm_button), "enabled with a partial name");
+    browser.type_text(&input, "e");
+    wait_for("the delete button to enable", || browser.enabled(&confirm_button).then_some(()));
+    browser.click(&confirm_button);
+    wait_for("the list after delete", || browser.url().contains("/cluster-tenants?deleted=e2e-acme").then_some(()));
+    assert!(browser.page_text().contains("was deleted"));
+    assert!(browser.find("a[href='/cluster-tenants/e2e-acme']").is_none(), "the row is gone");
+
+    // The same server answers the REST API with the dev token, and only with it.
+    let (status, body) = opencrane_e2e::http(
+        "GET",
+        &format!("{}/api/v1/cluster-tenants", server.fleet_url),
+        &[("Authorization", &format!("Bearer {}", server.token()))],
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("e2e-acme"));
+    let (status, _) = opencrane_e2e::http(
+        "GET",
+        &format!("{}/api/v1/cluster-tenants", server.fleet_url),
+        &[("Authorization", "Bearer not-the-token")],
+        None,
+    );
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn the_demo_silo_is_served_on_its_own_port_and_ctrl_c_leaves_nothing_running() {
+    let mut server = DevServer::start();
+    let browser = Browser::start();
+    browser.goto(&server.silo_url);
+    wait_for("the silo overview", || browser.page_text().contains("opencrane-demo").then_some(()));
+    assert_eq!(browser.eval("return document.body.dataset.role;"), "silo");
+    browser.goto(&format!("{}/members", server.silo_url));
+    assert!(browser.page_text().contains("dev-local-subject"), "the owner is projected into the silo");
+
+    let postgres = server.postgres_pid().expect("the dev server's PostgreSQL pid");
+    assert!(std::path::Path::new(&format!("/proc/{postgres}")).exists());
+    let status = server.stop().expect("the dev server was running");
+    assert!(status.success(), "opencrane dev exited with {status}");
+    assert!(!std::path::Path::new(&format!("/proc/{postgres}")).exists(), "PostgreSQL outlived Ctrl-C");
+}
