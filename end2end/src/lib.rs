@@ -6,6 +6,8 @@
 //! and force the server to be compiled twice. Every process started here is stopped on drop,
 //! including when a test panics.
 
+#![allow(clippy::expect_used, reason = "a test harness: a missing browser or server must fail the test loudly")]
+
 use std::{
     env,
     io::{BufRead, BufReader, Read, Write},

@@ -14,10 +14,10 @@ pub fn locked_wasm_bindgen_version() -> Result<String> {
     let lock = fs::read_to_string(root().join("Cargo.lock")).map_err(|e| format!("reading Cargo.lock: {e}"))?;
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
-        if line.trim() == "name = \"wasm-bindgen\"" {
-            if let Some(version) = lines.next().and_then(|l| l.trim().strip_prefix("version = \"")) {
-                return Ok(version.trim_end_matches('"').to_owned());
-            }
+        if line.trim() == "name = \"wasm-bindgen\""
+            && let Some(version) = lines.next().and_then(|l| l.trim().strip_prefix("version = \""))
+        {
+            return Ok(version.trim_end_matches('"').to_owned());
         }
     }
     Err("Cargo.lock does not pin wasm-bindgen".into())

@@ -218,7 +218,7 @@ mod tests {
             assert!(domain_name(bad).is_err(), "{bad}");
         }
         assert!(domain_name(&format!("{}.com", "a".repeat(64))).is_err());
-        let long = format!("{}.com", ["a".repeat(60); 5].join("."));
+        let long = format!("{}.com", vec!["a".repeat(60); 5].join("."));
         assert!(long.len() > 253);
         assert!(domain_name(&long).unwrap_err().contains("253"));
     }

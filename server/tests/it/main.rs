@@ -2,6 +2,8 @@
 //! driven in-process with `tower::ServiceExt::oneshot`, against a fresh database per test on the
 //! harness's PostgreSQL. One test binary for the crate, modules per concern.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
 mod cluster_tenants_api;
 mod isolation;
 mod pages;
