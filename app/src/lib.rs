@@ -7,7 +7,10 @@
 //! browser bundle (islands and the wire types they use). Nothing under `ssr` reaches the browser.
 
 #![recursion_limit = "256"]
-#![allow(clippy::needless_pass_by_value, reason = "Leptos components and server functions take their arguments by value")]
+#![allow(
+    clippy::needless_pass_by_value,
+    reason = "Leptos components and server functions take their arguments by value"
+)]
 
 pub mod api;
 pub mod authz;
