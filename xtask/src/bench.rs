@@ -1,3 +1,238 @@
-pub fn run(_a: &[String]) -> crate::Result {
-    Err("not yet".into())
+//! `cargo xtask bench`: figures, not pass/fail. Builds in release mode and prints
+//!
+//! - the hydrate bundle: wasm raw and gzip, JS raw and gzip (and after `wasm-opt -Oz` when the
+//!   npm build of binaryen is available; Debian's binaryen 108 breaks hydration);
+//! - the fleet-manager's resident memory after start-up, idle, and after the load;
+//! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
+//!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
+//!   page sorted by display name, and a search.
+
+use std::{
+    fs,
+    io::Read,
+    net::{Ipv4Addr, TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    thread,
+    time::{Duration, Instant},
+};
+
+use opencrane_localpg::{Binaries, LocalPostgres};
+
+use crate::{Result, cargo, root, run, site, target_dir};
+
+/// Rows seeded for the list benchmark.
+const ROWS: u32 = 10_000;
+/// wrk connections (fixed concurrency) and duration per scenario.
+const CONNECTIONS: u32 = 16;
+const SECONDS: u32 = 10;
+
+fn gzip_size(path: &Path) -> Result<u64> {
+    let out = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(path)
+        .output()
+        .map_err(|e| format!("gzip is needed to measure compressed sizes: {e}"))?;
+    Ok(out.stdout.len() as u64)
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+fn wasm_opt() -> Option<PathBuf> {
+    let local = target_dir().join("tools/node_modules/.bin/wasm-opt");
+    if local.is_file() {
+        return Some(local);
+    }
+    // The npm build of binaryen keeps hydration intact; try to install it once.
+    let tools = target_dir().join("tools");
+    let installed = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+        .arg(&tools)
+        .arg("binaryen@132")
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    (installed && local.is_file()).then_some(local)
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.split_whitespace().next()?.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let _ = self.0.wait();
+    }
+}
+
+fn psql(pg: &LocalPostgres, db: &str, sql: &str) -> Result {
+    let psql = Binaries::discover().map_err(|e| e.to_string())?.bindir().join("psql");
+    let out = Command::new(psql)
+        .arg(pg.url(db))
+        .args(["-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .map_err(|e| format!("psql: {e}"))?;
+    if out.status.success() { Ok(()) } else { Err(format!("psql failed: {}", String::from_utf8_lossy(&out.stderr))) }
+}
+
+/// One wrk run: (p50 ms, p99 ms, requests/s, non-2xx count).
+fn wrk(url: &str) -> Result<(f64, f64, f64, u64)> {
+    let out = Command::new("wrk")
+        .args(["-t2", &format!("-c{CONNECTIONS}"), &format!("-d{SECONDS}s"), "--latency", url])
+        .output()
+        .map_err(|e| format!("wrk is needed for the latency figures (Debian: apt-get install wrk): {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ms = |label: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(label).map(str::trim))
+            .map(|v| {
+                let (num, unit) = v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len()));
+                let n: f64 = num.parse().unwrap_or(f64::NAN);
+                match unit {
+                    "us" => n / 1000.0,
+                    "s" => n * 1000.0,
+                    _ => n,
+                }
+            })
+            .unwrap_or(f64::NAN)
+    };
+    let rps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:").map(|v| v.trim().parse().unwrap_or(f64::NAN)))
+        .unwrap_or(f64::NAN);
+    let errors = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Non-2xx or 3xx responses:").map(|v| v.trim().parse().unwrap_or(0)))
+        .unwrap_or(0);
+    Ok((ms("50%"), ms("99%"), rps, errors))
+}
+
+fn get_ok(port: u16, path: &str) -> bool {
+    let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else { return false };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if std::io::Write::write_all(&mut stream, request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply.starts_with("HTTP/1.1 200")
+}
+
+/// Runs the benchmark and prints its figures.
+pub fn run(_args: &[String]) -> Result {
+    // Bundle.
+    let site = site::build(true)?;
+    let wasm = site.join("pkg/opencrane.wasm");
+    let js = site.join("pkg/opencrane.js");
+    let wasm_raw = fs::metadata(&wasm).map_err(|e| e.to_string())?.len();
+    let js_raw = fs::metadata(&js).map_err(|e| e.to_string())?.len();
+    let (wasm_gz, js_gz) = (gzip_size(&wasm)?, gzip_size(&js)?);
+    let optimised = wasm_opt().and_then(|tool| {
+        let out = target_dir().join("xtask/opencrane.opt.wasm");
+        let ok = Command::new(tool)
+            .args(["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext", "-o"])
+            .arg(&out)
+            .arg(&wasm)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        (ok).then(|| (fs::metadata(&out).map(|m| m.len()).unwrap_or(0), gzip_size(&out).unwrap_or(0)))
+    });
+
+    // Server.
+    run(cargo().args(["build", "--locked", "--release", "-p", "opencrane", "--bin", "opencrane"]))?;
+    let binary = target_dir().join("release/opencrane");
+    let pg_dir = target_dir().join("xtask/bench-postgres");
+    let _ = fs::remove_dir_all(&pg_dir);
+    let pg = LocalPostgres::start(&pg_dir).map_err(|e| e.to_string())?;
+    psql(&pg, "postgres", "CREATE DATABASE bench")?;
+    run(Command::new(&binary).args(["migrate", "--schema", "fleet", "--database-url", &pg.url("bench")]))?;
+    psql(
+        &pg,
+        "bench",
+        &format!(
+            "INSERT INTO cluster_tenants (name, display_name, isolation_tier, phase, seat_cap, created_at) \
+             SELECT 'cust-' || i, 'Customer ' || md5(i::text), \
+                    (ARRAY['shared','dedicatedNodes'])[1 + i % 2], \
+                    (ARRAY['pending','provisioning','ready','failed'])[1 + i % 4], \
+                    CASE WHEN i % 3 = 0 THEN NULL ELSE 10 + i % 90 END, now() - (i || ' minutes')::interval \
+             FROM generate_series(1, {ROWS}) i; \
+             INSERT INTO org_memberships (cluster_tenant, subject, role) \
+             SELECT name, 'owner-' || name, 'owner' FROM cluster_tenants; ANALYZE;"
+        ),
+    )?;
+    let port =
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
+    let child = Command::new(&binary)
+        .args(["fleet-manager", "--bind", "127.0.0.1", "--port", &port.to_string(), "--dev-identity", "true"])
+        .args(["--database-url", &pg.url("bench")])
+        .env("LEPTOS_SITE_ROOT", &site)
+        .env("RUST_LOG", "warn")
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("starting the server: {e}"))?;
+    let server = Server(child);
+    let started = Instant::now();
+    while !get_ok(port, "/readyz") {
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err("the server did not become ready within 30 s".into());
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_secs(2));
+    let rss_idle = rss_kib(server.0.id());
+
+    let base = format!("http://127.0.0.1:{port}");
+    let scenarios = [
+        ("first page, by name", "/cluster-tenants"),
+        ("page 150 of 200, by display name desc", "/cluster-tenants?sort=displayName&order=desc&page=150"),
+        ("search \"cust-99\", by age", "/cluster-tenants?q=cust-99&sort=createdAt"),
+    ];
+    let mut results = Vec::new();
+    for (label, path) in scenarios {
+        if !get_ok(port, path) {
+            return Err(format!("{path} did not answer 200"));
+        }
+        // Warm-up, then the measured run.
+        let _ = Command::new("wrk").args(["-t1", "-c4", "-d2s", &format!("{base}{path}")]).output();
+        results.push((label, wrk(&format!("{base}{path}"))?));
+    }
+    let rss_loaded = rss_kib(server.0.id());
+    drop(server);
+    drop(pg);
+
+    println!("\n== OpenCrane benchmark (release build) ==");
+    println!(
+        "hydrate bundle      wasm {} raw, {} gzip;  js {} raw, {} gzip",
+        kib(wasm_raw),
+        kib(wasm_gz),
+        kib(js_raw),
+        kib(js_gz)
+    );
+    match optimised {
+        Some((raw, gz)) => println!("  after wasm-opt -Oz  wasm {} raw, {} gzip (npm binaryen 132)", kib(raw), kib(gz)),
+        None => println!("  (wasm-opt from npm binaryen@132 not available: optimised size not measured)"),
+    }
+    println!(
+        "fleet-manager RSS   {} idle after start;  {} after the load",
+        kib(rss_idle * 1024),
+        kib(rss_loaded * 1024)
+    );
+    println!("list page, {ROWS} rows, wrk {CONNECTIONS} connections x {SECONDS} s on loopback:");
+    for (label, (p50, p99, rps, errors)) in results {
+        println!("  {label:<40} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
+    }
+    Ok(())
 }
