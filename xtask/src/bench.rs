@@ -19,7 +19,7 @@ use std::{
 
 use opencrane_localpg::{Binaries, LocalPostgres};
 
-use crate::{Result, cargo, root, run, site, target_dir};
+use crate::{Result, cargo, root, site, target_dir};
 
 /// Rows seeded for the list benchmark.
 const ROWS: u32 = 10_000;
@@ -150,13 +150,13 @@ pub fn run(_args: &[String]) -> Result {
     });
 
     // Server.
-    run(cargo().args(["build", "--locked", "--release", "-p", "opencrane", "--bin", "opencrane"]))?;
+    crate::run(cargo().args(["build", "--locked", "--release", "-p", "opencrane", "--bin", "opencrane"]))?;
     let binary = target_dir().join("release/opencrane");
     let pg_dir = target_dir().join("xtask/bench-postgres");
     let _ = fs::remove_dir_all(&pg_dir);
     let pg = LocalPostgres::start(&pg_dir).map_err(|e| e.to_string())?;
     psql(&pg, "postgres", "CREATE DATABASE bench")?;
-    run(Command::new(&binary).args(["migrate", "--schema", "fleet", "--database-url", &pg.url("bench")]))?;
+    crate::run(Command::new(&binary).args(["migrate", "--schema", "fleet", "--database-url", &pg.url("bench")]))?;
     psql(
         &pg,
         "bench",
