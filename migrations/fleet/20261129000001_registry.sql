@@ -46,6 +46,8 @@ CREATE UNIQUE INDEX cluster_tenants_vanity_domain_key ON cluster_tenants (vanity
 CREATE INDEX cluster_tenants_created_at_idx ON cluster_tenants (created_at, name);
 CREATE INDEX cluster_tenants_display_name_idx ON cluster_tenants (lower(display_name), name);
 CREATE INDEX cluster_tenants_phase_idx ON cluster_tenants (phase, name);
+CREATE INDEX cluster_tenants_isolation_tier_idx ON cluster_tenants (isolation_tier, name);
+CREATE INDEX cluster_tenants_seat_cap_idx ON cluster_tenants (seat_cap, name);
 
 CREATE TABLE org_memberships (
     id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -3,6 +3,9 @@
 //!
 //! `main.rs` only parses and dispatches to [`run`]; everything testable lives here.
 
+// Leptos view types nest deeply; release builds compute their layouts here too.
+#![recursion_limit = "256"]
+
 pub mod cli;
 pub mod dev;
 pub mod http;

@@ -112,9 +112,13 @@ impl TestDatabase {
 fn generate_metadata(crate_name: &str, database_url: &str, out: &Path) -> Result {
     let _ = fs::remove_dir_all(out);
     fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
-    run(cargo().args(["clean", "-p", crate_name]))?;
+    // A target dir of its own: cleaning the crate to force the macros to run again must not
+    // invalidate the main build (everything above the query crate would recompile).
+    let target = target_dir().join("xtask").join("sqlx-target");
+    run(cargo().args(["clean", "-p", crate_name]).env("CARGO_TARGET_DIR", &target))?;
     run(cargo()
         .args(["check", "--locked", "--all-targets", "-p", crate_name])
+        .env("CARGO_TARGET_DIR", &target)
         .env("SQLX_OFFLINE", "false")
         .env("SQLX_OFFLINE_DIR", out)
         .env("DATABASE_URL", database_url))

@@ -104,8 +104,9 @@ pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result
     };
     let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
     let offset = query.offset.max(0);
-    let total = db::count(&state.pool, &filter).await.map_err(|e| db_failure(caller, e))?;
-    let rows = db::list(&state.pool, &filter, sort_key(query.sort), query.descending, limit, offset)
+    let mut conn = state.pool.acquire().await.map_err(|e| db_failure(caller, e.into()))?;
+    let total = db::count(&mut *conn, &filter).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&mut conn, &filter, sort_key(query.sort), query.descending, limit, offset)
         .await
         .map_err(|e| db_failure(caller, e))?;
     let items = rows
@@ -126,11 +127,11 @@ pub async fn list_all(
     settings(state)?;
     authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
     let filter = ListFilter::default();
-    let total = db::count(&state.pool, &filter).await.map_err(|e| db_failure(caller, e))?;
-    let rows =
-        db::list(&state.pool, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
-            .await
-            .map_err(|e| db_failure(caller, e))?;
+    let mut conn = state.pool.acquire().await.map_err(|e| db_failure(caller, e.into()))?;
+    let total = db::count(&mut *conn, &filter).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&mut conn, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
+        .await
+        .map_err(|e| db_failure(caller, e))?;
     let items = rows
         .into_iter()
         .map(|r| to_wire(r.row, Some(r.active_members)))

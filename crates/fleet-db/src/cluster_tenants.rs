@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use opencrane_db::Result;
-use sqlx::PgExecutor;
+use sqlx::{PgConnection, PgExecutor};
 
 /// A ClusterTenant as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -191,19 +191,6 @@ pub enum SortKey {
     CreatedAt,
 }
 
-impl SortKey {
-    fn as_sql_key(self) -> &'static str {
-        match self {
-            Self::Name => "name",
-            Self::DisplayName => "display_name",
-            Self::Tier => "tier",
-            Self::Phase => "phase",
-            Self::SeatCap => "seat_cap",
-            Self::CreatedAt => "created_at",
-        }
-    }
-}
-
 /// Which rows the list shows.
 #[derive(Clone, Debug, Default)]
 pub struct ListFilter {
@@ -225,79 +212,89 @@ impl ListFilter {
     }
 }
 
-/// One page of the list, sorted; ties broken by name so pages never overlap.
+/// Runs the list query with one literal `ORDER BY` (each variant is its own prepared statement,
+/// checked at compile time, so the planner can walk the matching index instead of sorting every
+/// row — a single statement with `CASE` sort keys cannot use any index).
+macro_rules! list_ordered_by {
+    ($db:expr, $filter:expr, $limit:expr, $offset:expr, $order:literal) => {
+        // language=PostgreSQL
+        sqlx::query_as!(
+            ClusterTenantRow,
+            "SELECT ct.name, ct.display_name, ct.vanity_domain, ct.isolation_tier, ct.compute_mode,
+                    ct.node_pool, ct.quota, ct.seat_cap, ct.phase, ct.message, ct.bound_namespace,
+                    ct.provisioner, ct.zitadel_org_id, ct.zitadel_project_id, ct.zitadel_app_id,
+                    ct.zitadel_client_id, ct.zitadel_redirect_uri, ct.created_at, ct.updated_at
+             FROM cluster_tenants ct
+             WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
+               AND ($2::text IS NULL OR ct.phase = $2)
+               AND ($3::text IS NULL OR ct.isolation_tier = $3)
+             ORDER BY "
+                + $order
+                + " LIMIT $4 OFFSET $5",
+            $filter.pattern(),
+            $filter.phase,
+            $filter.isolation_tier,
+            $limit,
+            $offset,
+        )
+        .fetch_all($db)
+        .await?
+    };
+}
+
+/// One page of the list, sorted; ties broken by name so pages never overlap. Seats in use are
+/// counted for the page's rows only.
 pub async fn list(
-    db: impl PgExecutor<'_>,
+    db: &mut PgConnection,
     filter: &ListFilter,
     sort: SortKey,
     descending: bool,
     limit: i64,
     offset: i64,
 ) -> Result<Vec<ClusterTenantListRow>> {
-    // One statement for every sort order keeps the query checked at compile time; each CASE
-    // yields NULL unless its key is chosen, so only the chosen column orders the rows.
+    let conn = &mut *db;
+    let rows = match (sort, descending) {
+        (SortKey::Name, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.name"),
+        (SortKey::Name, true) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.name DESC"),
+        (SortKey::DisplayName, false) => {
+            list_ordered_by!(&mut *conn, filter, limit, offset, "lower(ct.display_name), ct.name")
+        }
+        (SortKey::DisplayName, true) => {
+            list_ordered_by!(&mut *conn, filter, limit, offset, "lower(ct.display_name) DESC, ct.name DESC")
+        }
+        (SortKey::Tier, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.isolation_tier, ct.name"),
+        (SortKey::Tier, true) => {
+            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.isolation_tier DESC, ct.name DESC")
+        }
+        (SortKey::Phase, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.phase, ct.name"),
+        (SortKey::Phase, true) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.phase DESC, ct.name DESC"),
+        (SortKey::SeatCap, false) => {
+            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.seat_cap NULLS LAST, ct.name")
+        }
+        (SortKey::SeatCap, true) => {
+            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.seat_cap DESC NULLS LAST, ct.name DESC")
+        }
+        (SortKey::CreatedAt, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.created_at, ct.name"),
+        (SortKey::CreatedAt, true) => {
+            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.created_at DESC, ct.name DESC")
+        }
+    };
+    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
     // language=PostgreSQL
-    let rows = sqlx::query!(
-        r#"SELECT ct.name, ct.display_name, ct.vanity_domain, ct.isolation_tier, ct.compute_mode,
-                  ct.node_pool, ct.quota, ct.seat_cap, ct.phase, ct.message, ct.bound_namespace,
-                  ct.provisioner, ct.zitadel_org_id, ct.zitadel_project_id, ct.zitadel_app_id,
-                  ct.zitadel_client_id, ct.zitadel_redirect_uri, ct.created_at, ct.updated_at,
-                  (SELECT count(*) FROM org_memberships m
-                    WHERE m.cluster_tenant = ct.name AND m.status = 'active') AS "active_members!"
-           FROM cluster_tenants ct
-           WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
-             AND ($2::text IS NULL OR ct.phase = $2)
-             AND ($3::text IS NULL OR ct.isolation_tier = $3)
-           ORDER BY
-             CASE WHEN $4 = 'name' AND NOT $5 THEN ct.name END ASC,
-             CASE WHEN $4 = 'name' AND $5 THEN ct.name END DESC,
-             CASE WHEN $4 = 'display_name' AND NOT $5 THEN lower(ct.display_name) END ASC,
-             CASE WHEN $4 = 'display_name' AND $5 THEN lower(ct.display_name) END DESC,
-             CASE WHEN $4 = 'tier' AND NOT $5 THEN ct.isolation_tier END ASC,
-             CASE WHEN $4 = 'tier' AND $5 THEN ct.isolation_tier END DESC,
-             CASE WHEN $4 = 'phase' AND NOT $5 THEN ct.phase END ASC,
-             CASE WHEN $4 = 'phase' AND $5 THEN ct.phase END DESC,
-             CASE WHEN $4 = 'seat_cap' AND NOT $5 THEN ct.seat_cap END ASC NULLS LAST,
-             CASE WHEN $4 = 'seat_cap' AND $5 THEN ct.seat_cap END DESC NULLS LAST,
-             CASE WHEN $4 = 'created_at' AND NOT $5 THEN ct.created_at END ASC,
-             CASE WHEN $4 = 'created_at' AND $5 THEN ct.created_at END DESC,
-             ct.name ASC
-           LIMIT $6 OFFSET $7"#,
-        filter.pattern(),
-        filter.phase,
-        filter.isolation_tier,
-        sort.as_sql_key(),
-        descending,
-        limit,
-        offset,
+    let counts = sqlx::query!(
+        r#"SELECT cluster_tenant, count(*) AS "active!" FROM org_memberships
+           WHERE cluster_tenant = ANY($1) AND status = 'active' GROUP BY cluster_tenant"#,
+        &names,
     )
-    .fetch_all(db)
+    .fetch_all(&mut *conn)
     .await?;
+    let seats: std::collections::HashMap<String, i64> =
+        counts.into_iter().map(|c| (c.cluster_tenant, c.active)).collect();
     Ok(rows
         .into_iter()
-        .map(|r| ClusterTenantListRow {
-            row: ClusterTenantRow {
-                name: r.name,
-                display_name: r.display_name,
-                vanity_domain: r.vanity_domain,
-                isolation_tier: r.isolation_tier,
-                compute_mode: r.compute_mode,
-                node_pool: r.node_pool,
-                quota: r.quota,
-                seat_cap: r.seat_cap,
-                phase: r.phase,
-                message: r.message,
-                bound_namespace: r.bound_namespace,
-                provisioner: r.provisioner,
-                zitadel_org_id: r.zitadel_org_id,
-                zitadel_project_id: r.zitadel_project_id,
-                zitadel_app_id: r.zitadel_app_id,
-                zitadel_client_id: r.zitadel_client_id,
-                zitadel_redirect_uri: r.zitadel_redirect_uri,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-            },
-            active_members: r.active_members,
+        .map(|row| {
+            let active_members = seats.get(&row.name).copied().unwrap_or(0);
+            ClusterTenantListRow { row, active_members }
         })
         .collect())
 }

@@ -132,26 +132,33 @@ async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
 
     let names =
         |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.row.name).collect::<Vec<_>>();
-    let first = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 0).await.unwrap();
-    let second = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 2).await.unwrap();
-    let third = cluster_tenants::list(&pool, &all, SortKey::Name, false, 2, 4).await.unwrap();
+    let first =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, 0).await.unwrap();
+    let second =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, 2).await.unwrap();
+    let third =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, 4).await.unwrap();
     assert_eq!(names(first), ["alpha", "bravo"]);
     assert_eq!(names(second), ["charlie", "delta"]);
     assert_eq!(names(third), ["echo"]);
 
-    let desc = cluster_tenants::list(&pool, &all, SortKey::Name, true, 10, 0).await.unwrap();
+    let desc =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, true, 10, 0).await.unwrap();
     assert_eq!(names(desc), ["echo", "delta", "charlie", "bravo", "alpha"]);
 
     // Ties on the sort column fall back to name order.
-    let by_phase = cluster_tenants::list(&pool, &all, SortKey::Phase, false, 10, 0).await.unwrap();
+    let by_phase =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Phase, false, 10, 0).await.unwrap();
     assert_eq!(names(by_phase), ["alpha", "charlie", "echo", "bravo", "delta"]);
-    let by_cap = cluster_tenants::list(&pool, &all, SortKey::SeatCap, false, 10, 0).await.unwrap();
+    let by_cap =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::SeatCap, false, 10, 0).await.unwrap();
     assert_eq!(names(by_cap)[..2], ["bravo", "delta"], "capped rows first, uncapped last");
 
     let ready = ListFilter { phase: Some("ready".into()), ..Default::default() };
     assert_eq!(cluster_tenants::count(&pool, &ready).await.unwrap(), 2);
     let search = ListFilter { search: Some("HAR".into()), ..Default::default() };
-    let found = cluster_tenants::list(&pool, &search, SortKey::Name, false, 10, 0).await.unwrap();
+    let found =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &search, SortKey::Name, false, 10, 0).await.unwrap();
     assert_eq!(names(found), ["charlie"]);
     // LIKE wildcards in the search are literal.
     let wildcard = ListFilter { search: Some("%".into()), ..Default::default() };
@@ -167,7 +174,10 @@ async fn list_counts_only_active_members_as_seats(pool: PgPool) {
     memberships::upsert(&mut tx, "acme", "member-2", "member").await.unwrap();
     memberships::set_status(&mut tx, "acme", "member-2", "suspended").await.unwrap();
     tx.commit().await.unwrap();
-    let rows = cluster_tenants::list(&pool, &ListFilter::default(), SortKey::Name, false, 10, 0).await.unwrap();
+    let rows =
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &ListFilter::default(), SortKey::Name, false, 10, 0)
+            .await
+            .unwrap();
     assert_eq!(rows[0].active_members, 2);
 }
 

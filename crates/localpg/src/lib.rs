@@ -87,9 +87,17 @@ impl Binaries {
     /// Finds the server binaries: `OPENCRANE_PG_BINDIR`, then `pg_config --bindir`, then `PATH`,
     /// then the usual package locations (newest major version first).
     pub fn discover() -> Result<Self> {
+        Self::discover_in(
+            env::var_os("OPENCRANE_PG_BINDIR").map(PathBuf::from),
+            env::var_os("PATH").as_deref(),
+            &["/usr/lib/postgresql", "/usr/local/opt", "/opt/homebrew/opt"],
+        )
+    }
+
+    /// [`discover`](Self::discover) with its inputs spelled out (for tests).
+    pub fn discover_in(explicit: Option<PathBuf>, path: Option<&std::ffi::OsStr>, roots: &[&str]) -> Result<Self> {
         let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("postgres").is_file();
-        if let Some(dir) = env::var_os("OPENCRANE_PG_BINDIR") {
-            let dir = PathBuf::from(dir);
+        if let Some(dir) = explicit {
             return if has_server(&dir) {
                 Ok(Self { bindir: dir })
             } else {
@@ -99,16 +107,16 @@ impl Binaries {
                 )))
             };
         }
+        let path_dirs: Vec<PathBuf> = path.map(|p| env::split_paths(p).collect()).unwrap_or_default();
         let mut candidates = Vec::new();
-        if let Ok(out) = Command::new("pg_config").arg("--bindir").output()
+        if let Some(pg_config) = path_dirs.iter().map(|d| d.join("pg_config")).find(|p| p.is_file())
+            && let Ok(out) = Command::new(pg_config).arg("--bindir").output()
             && out.status.success()
         {
             candidates.push(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
         }
-        if let Some(path) = env::var_os("PATH") {
-            candidates.extend(env::split_paths(&path));
-        }
-        for root in ["/usr/lib/postgresql", "/usr/local/opt", "/opt/homebrew/opt"] {
+        candidates.extend(path_dirs);
+        for root in roots {
             let Ok(entries) = fs::read_dir(root) else { continue };
             let mut versions: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -121,13 +129,15 @@ impl Binaries {
             versions.sort_by_key(|p| std::cmp::Reverse(major_of(p)));
             candidates.extend(versions.into_iter().map(|p| p.join("bin")));
         }
-        candidates.extend(["/usr/local/pgsql/bin", "/usr/pgsql/bin"].map(PathBuf::from));
+        if !roots.is_empty() {
+            candidates.extend(["/usr/local/pgsql/bin", "/usr/pgsql/bin"].map(PathBuf::from));
+        }
         candidates.into_iter().find(|dir| has_server(dir)).map(|bindir| Self { bindir }).ok_or_else(|| {
             Error::NotInstalled(
                 "No PostgreSQL server binaries (initdb, postgres) were found. Install the \
-                     PostgreSQL server package (Debian/Ubuntu: `apt-get install postgresql`; \
-                     Fedora: `dnf install postgresql-server`; macOS: `brew install postgresql@16`), \
-                     or point OPENCRANE_PG_BINDIR at the directory that holds initdb."
+                 PostgreSQL server package (Debian/Ubuntu: `apt-get install postgresql`; \
+                 Fedora: `dnf install postgresql-server`; macOS: `brew install postgresql@16`), \
+                 or point OPENCRANE_PG_BINDIR at the directory that holds initdb."
                     .to_owned(),
             )
         })
@@ -511,6 +521,16 @@ mod tests {
         assert_eq!(major_of(Path::new("/usr/lib/postgresql/15")), 15);
         assert_eq!(major_of(Path::new("/opt/homebrew/opt/postgresql@16")), 16);
         assert_eq!(major_of(Path::new("/usr/local/opt/unrelated")), 0);
+    }
+
+    #[test]
+    fn missing_binaries_say_what_to_install() {
+        let none =
+            Binaries::discover_in(None, Some(std::ffi::OsStr::new("/nonexistent")), &[]).unwrap_err().to_string();
+        assert!(none.contains("apt-get install postgresql"), "{none}");
+        assert!(none.contains("OPENCRANE_PG_BINDIR"));
+        let wrong = Binaries::discover_in(Some("/nonexistent".into()), None, &[]).unwrap_err().to_string();
+        assert!(wrong.contains("/nonexistent does not contain initdb"), "{wrong}");
     }
 
     #[test]
