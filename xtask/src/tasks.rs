@@ -18,6 +18,7 @@ const NATIVE: &[&str] = &[
     "opencrane",
     "app",
     "opencrane-db",
+    "opencrane-common-db",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-localpg",
@@ -25,8 +26,13 @@ const NATIVE: &[&str] = &[
     "xtask",
 ];
 
-/// The two schemas and the crate whose queries are checked against each.
-const SCHEMAS: &[(&str, &str)] = &[("fleet", "opencrane-fleet-db"), ("silo", "opencrane-silo-db")];
+/// Query crates: the schema each is checked against, the crate, and its directory.
+const SCHEMAS: &[(&str, &str, &str)] = &[
+    ("fleet", "opencrane-fleet-db", "crates/fleet-db"),
+    ("silo", "opencrane-silo-db", "crates/silo-db"),
+    // The tables both schemas share; checked against the fleet's, tested against both.
+    ("fleet", "opencrane-common-db", "crates/common-db"),
+];
 
 fn native(cmd: &mut Command) -> &mut Command {
     for package in NATIVE {
@@ -140,9 +146,9 @@ fn read_dir_files(dir: &Path) -> BTreeMap<String, String> {
 /// Regenerates the committed sqlx metadata (`crates/<schema>-db/.sqlx`).
 pub fn prepare() -> Result {
     let db = TestDatabase::start()?;
-    for (schema, crate_name) in SCHEMAS {
-        let url = db.migrated(&format!("prepare_{schema}"), schema)?;
-        generate_metadata(crate_name, &url, &root().join("crates").join(format!("{schema}-db")).join(".sqlx"))?;
+    for (i, (schema, crate_name, dir)) in SCHEMAS.iter().enumerate() {
+        let url = db.migrated(&format!("prepare_{i}_{schema}"), schema)?;
+        generate_metadata(crate_name, &url, &root().join(dir).join(".sqlx"))?;
     }
     eprintln!("\nQuery metadata regenerated; commit crates/*-db/.sqlx.");
     Ok(())
@@ -163,11 +169,11 @@ pub fn test(args: &[String]) -> Result {
         .args(["--", "-D", "warnings"]))?;
 
     let db = TestDatabase::start()?;
-    for (schema, crate_name) in SCHEMAS {
-        let url = db.migrated(&format!("drift_{schema}"), schema)?;
-        let fresh = target_dir().join("xtask").join(format!("sqlx-{schema}"));
+    for (i, (schema, crate_name, dir)) in SCHEMAS.iter().enumerate() {
+        let url = db.migrated(&format!("drift_{i}_{schema}"), schema)?;
+        let fresh = target_dir().join("xtask").join(format!("sqlx-{crate_name}"));
         generate_metadata(crate_name, &url, &fresh)?;
-        let committed = root().join("crates").join(format!("{schema}-db")).join(".sqlx");
+        let committed = root().join(dir).join(".sqlx");
         if read_dir_files(&fresh) != read_dir_files(&committed) {
             return Err(format!(
                 "the committed query metadata in {} is out of date with the queries or migrations; run `cargo xtask prepare` and commit it",

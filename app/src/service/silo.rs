@@ -1,6 +1,7 @@
 //! Silo use cases that exist so far: the overview, the member read-model and the audit log.
 
-use opencrane_silo_db::{audit, memberships};
+use opencrane_common_db::audit;
+use opencrane_silo_db::memberships;
 
 use super::db_failure;
 use crate::{
@@ -50,7 +51,9 @@ pub async fn audit_log(
     state.silo()?;
     authorize(caller.principal.as_ref(), Action::ReadSilo)?;
     let limit = limit.clamp(1, MAX_AUDIT_PAGE);
-    let rows = audit::list(&state.pool, before, limit + 1).await.map_err(|e| db_failure(caller, e))?;
+    let rows = audit::list(&state.pool, &audit::AuditFilter::default(), before, limit + 1)
+        .await
+        .map_err(|e| db_failure(caller, e))?;
     let has_more = i64::try_from(rows.len()).unwrap_or(i64::MAX) > limit;
     let entries: Vec<AuditEntry> = rows
         .into_iter()

@@ -4,7 +4,7 @@
 //! A silo database belongs to exactly one ClusterTenant; nothing here takes a tenant parameter to
 //! filter by, because there is nobody else's data in it to filter out.
 
-pub mod audit;
+pub mod access_tokens;
 pub mod memberships;
 
 #[cfg(test)]
