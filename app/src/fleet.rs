@@ -9,15 +9,17 @@ use leptos_router::{
 };
 
 use crate::{
-    UiContext,
+    Role, UiContext,
+    authz::{Action, can},
     components::layout::{NavItem, Shell},
+    current_principal,
     pages::{
         fleet::{
             billing::BillingPage,
             cluster_tenants::{ClusterTenantDetail, ClusterTenantList, EditClusterTenant, NewClusterTenant},
             home::FleetHome,
         },
-        shared::NotFound,
+        shared::{NotFound, audit::AuditLogPage, sessions::SessionsPage},
     },
 };
 
@@ -25,12 +27,20 @@ use crate::{
 #[component]
 pub fn FleetApp(ui: UiContext) -> impl IntoView {
     provide_meta_context();
+    let principal = current_principal();
+    let signed_in = principal.is_some();
     let mut nav = Vec::new();
-    if ui.cluster_tenants_enabled {
+    if ui.cluster_tenants_enabled && signed_in {
         nav.push(NavItem { href: "/cluster-tenants", label: "Customers" });
     }
-    if ui.billing_enabled {
+    if ui.billing_enabled && principal.as_ref().is_some_and(|p| p.is_person()) {
         nav.push(NavItem { href: "/billing", label: "Billing" });
+    }
+    if can(principal.as_ref(), Action::ReadFleetAudit) {
+        nav.push(NavItem { href: "/audit", label: "Audit" });
+    }
+    if can(principal.as_ref(), Action::ManageOwnSessions) {
+        nav.push(NavItem { href: "/sessions", label: "Sessions" });
     }
     provide_context(ui);
     view! {
@@ -44,6 +54,8 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
                     <Route path=path!("/cluster-tenants/:name") view=ClusterTenantDetail ssr=SsrMode::Async />
                     <Route path=path!("/cluster-tenants/:name/edit") view=EditClusterTenant ssr=SsrMode::Async />
                     <Route path=path!("/billing") view=BillingPage ssr=SsrMode::Async />
+                    <Route path=path!("/audit") view=|| view! { <AuditLogPage role=Role::Fleet /> } ssr=SsrMode::Async />
+                    <Route path=path!("/sessions") view=|| view! { <SessionsPage role=Role::Fleet /> } ssr=SsrMode::Async />
                 </Routes>
             </Shell>
         </Router>

@@ -7,6 +7,8 @@
 pub mod billing_account;
 pub mod cluster_tenant_editor;
 pub mod delete_cluster_tenant;
+pub mod session_actions;
+pub mod token_form;
 
 /// Sends the browser to `href` (a full navigation: the next page is server-rendered).
 pub(crate) fn navigate(href: &str) {

@@ -79,6 +79,8 @@ pub struct UiContext {
     pub billing_enabled: bool,
     /// Validation settings for forms.
     pub validation: model::cluster_tenant::ValidationContext,
+    /// Whether sign-in through the identity provider is configured.
+    pub sign_in: bool,
 }
 
 impl UiContext {
@@ -95,6 +97,8 @@ impl UiContext {
 /// The HTML document around either root component.
 pub fn shell(options: LeptosOptions, ui: UiContext) -> impl IntoView {
     let role = ui.role;
+    #[cfg(feature = "ssr")]
+    set_content_security_policy();
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -115,6 +119,22 @@ pub fn shell(options: LeptosOptions, ui: UiContext) -> impl IntoView {
                 }}
             </body>
         </html>
+    }
+}
+
+/// The page's Content-Security-Policy: scripts only from this origin or carrying this response's
+/// nonce (the island loader), WebAssembly allowed to compile, nothing inline or evaluated, no
+/// plugins, no framing.
+#[cfg(feature = "ssr")]
+fn set_content_security_policy() {
+    let Some(options) = use_context::<leptos_axum::ResponseOptions>() else { return };
+    let nonce = leptos::nonce::use_nonce().map(|n| n.to_string()).unwrap_or_default();
+    let policy = format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+    );
+    if let Ok(value) = http::HeaderValue::from_str(&policy) {
+        options.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }
 }
 

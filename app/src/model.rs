@@ -2,8 +2,10 @@
 //! principal, and the validation rules (which must give the same answer on both sides).
 //! Integers are `i32`/`i64`, never `usize`, so they mean the same on wasm32.
 
+pub mod audit;
 pub mod billing;
 pub mod cluster_tenant;
 pub mod principal;
 pub mod rules;
+pub mod session;
 pub mod silo;

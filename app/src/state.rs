@@ -48,6 +48,9 @@ pub struct AppState {
     pub pool: PgPool,
     /// The role and its settings.
     pub role: RoleSettings,
+    /// Whether sign-in through the identity provider is configured (else only tokens and, in
+    /// dev mode, the development identity authenticate).
+    pub sign_in: bool,
 }
 
 impl axum::extract::FromRef<AppState> for LeptosOptions {
@@ -90,6 +93,10 @@ fn not_found() -> AppError {
 /// The header carrying the request id (set by the server's request-id layer).
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
+/// The id of the browser session a request came with (set by the authentication middleware).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CurrentSession(pub String);
+
 /// Who is calling, and under which request id; every service function takes one.
 #[derive(Clone, Debug)]
 pub struct Caller {
@@ -97,16 +104,29 @@ pub struct Caller {
     pub principal: Option<Principal>,
     /// Correlates logs, audit entries and error responses.
     pub request_id: String,
+    /// The browser session, when the caller signed in through the identity provider.
+    pub session_id: Option<String>,
 }
 
 impl Caller {
-    /// Reads the caller from request parts: the principal that the authentication middleware put
-    /// into the extensions, and the request id header.
+    /// Reads the caller from request parts: the principal and session that the authentication
+    /// middleware put into the extensions, and the request id header.
     pub fn from_parts(parts: &http::request::Parts) -> Self {
         Self {
             principal: parts.extensions.get::<Principal>().cloned(),
             request_id: parts.headers.get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("-").to_owned(),
+            session_id: parts.extensions.get::<CurrentSession>().map(|s| s.0.clone()),
         }
+    }
+
+    /// Who the audit log names.
+    pub fn actor(&self) -> &str {
+        self.principal.as_ref().map_or("anonymous", |p| p.subject.as_str())
+    }
+
+    /// The role the audit log records.
+    pub fn actor_role(&self) -> &'static str {
+        self.principal.as_ref().map_or("anonymous", Principal::role_label)
     }
 }
 
@@ -134,6 +154,7 @@ impl AppState {
                 cluster_tenants_enabled: f.cluster_tenants_enabled,
                 billing_enabled: f.billing_enabled,
                 validation: f.validation.clone(),
+                sign_in: self.sign_in,
             },
             RoleSettings::Silo(s) => crate::UiContext {
                 role: Role::Silo,
@@ -142,6 +163,7 @@ impl AppState {
                 cluster_tenants_enabled: false,
                 billing_enabled: false,
                 validation: ValidationContext::default(),
+                sign_in: self.sign_in,
             },
         }
     }

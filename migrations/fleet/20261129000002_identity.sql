@@ -34,3 +34,13 @@ CREATE TABLE user_sessions (
 
 CREATE INDEX user_sessions_subject_idx ON user_sessions (subject, last_seen_at DESC);
 CREATE INDEX user_sessions_expires_at_idx ON user_sessions (expires_at);
+
+-- The session records of tower-sessions' Postgres store (its own layout), created here so that
+-- the server never runs DDL at request time.
+CREATE SCHEMA IF NOT EXISTS tower_sessions;
+CREATE TABLE IF NOT EXISTS tower_sessions.session (
+    id          text PRIMARY KEY NOT NULL,
+    data        bytea NOT NULL,
+    expiry_date timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_expiry_date_idx ON tower_sessions.session (expiry_date);

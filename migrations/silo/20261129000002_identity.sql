@@ -35,3 +35,13 @@ CREATE TABLE access_tokens (
 );
 
 CREATE INDEX access_tokens_owner_idx ON access_tokens (owner_subject, created_at DESC);
+
+-- The session records of tower-sessions' Postgres store (its own layout), created here so that
+-- the server never runs DDL at request time.
+CREATE SCHEMA IF NOT EXISTS tower_sessions;
+CREATE TABLE IF NOT EXISTS tower_sessions.session (
+    id          text PRIMARY KEY NOT NULL,
+    data        bytea NOT NULL,
+    expiry_date timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_expiry_date_idx ON tower_sessions.session (expiry_date);

@@ -75,9 +75,19 @@ pub struct DbArgs {
     pub migrate_on_start: bool,
 }
 
-/// How callers authenticate (OIDC sign-in arrives in a later release).
+/// How callers authenticate.
 #[derive(Clone, Debug, Args)]
 pub struct AuthArgs {
+    /// OIDC sign-in.
+    #[command(flatten)]
+    pub oidc: OidcArgs,
+    /// Serve plain HTTP without `Secure` cookies (no `__Host-` prefix) and with `http://`
+    /// redirect URIs. Refused unless bound to loopback; for local runs and tests only.
+    #[arg(long, env = "OPENCRANE_INSECURE_HTTP", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
+    pub insecure_http: bool,
+    /// Reverse proxies (IPs or CIDRs) whose `X-Forwarded-For` is believed for rate limiting.
+    #[arg(long, env = "OPENCRANE_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
     /// Static bearer token for machine callers (CI, fleet↔silo); holds the operator role.
     #[arg(long, env = "OPENCRANE_API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
@@ -85,6 +95,58 @@ pub struct AuthArgs {
     /// the server is bound to a loopback address.
     #[arg(long, env = "OPENCRANE_DEV_IDENTITY", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
     pub dev_identity: bool,
+}
+
+/// OpenID Connect sign-in (both roles). Setting any of issuer, client id or redirect URI turns
+/// sign-in on; then the fleet needs all three (a silo may instead rely on its organisation's
+/// client, see `--org-client-id`).
+#[derive(Clone, Debug, Default, Args)]
+pub struct OidcArgs {
+    /// The provider's issuer URL (discovery at `<issuer>/.well-known/openid-configuration`).
+    #[arg(long = "oidc-issuer-url", env = "OIDC_ISSUER_URL")]
+    pub issuer_url: Option<String>,
+    /// The client id (on a silo: the fallback client).
+    #[arg(long = "oidc-client-id", env = "OIDC_CLIENT_ID")]
+    pub client_id: Option<String>,
+    /// The client secret (confidential clients); omit for a public PKCE client.
+    #[arg(long = "oidc-client-secret", env = "OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub client_secret: Option<String>,
+    /// The callback URL registered for the client: `https://<host>/api/v1/auth/callback`.
+    #[arg(long = "oidc-redirect-uri", env = "OIDC_REDIRECT_URI")]
+    pub redirect_uri: Option<String>,
+    /// Scopes requested (space separated).
+    #[arg(long = "oidc-scopes", env = "OIDC_SCOPES", default_value = "openid email profile")]
+    pub scopes: String,
+    /// Claim carrying groups.
+    #[arg(long = "oidc-groups-claim", env = "OIDC_GROUPS_CLAIM", default_value = "groups")]
+    pub groups_claim: String,
+    /// Claim carrying roles (merged into groups; Zitadel: `urn:zitadel:iam:org:project:roles`).
+    #[arg(long = "oidc-roles-claim", env = "OIDC_ROLES_CLAIM", default_value = "roles")]
+    pub roles_claim: String,
+    /// Absolute session lifetime in seconds.
+    #[arg(long = "oidc-session-max-age-seconds", env = "OIDC_SESSION_MAX_AGE_SECONDS", default_value_t = 43_200)]
+    pub session_max_age_seconds: u64,
+    /// Idle timeout in seconds.
+    #[arg(long = "oidc-session-idle-seconds", env = "OIDC_SESSION_IDLE_SECONDS", default_value_t = 1_800)]
+    pub session_idle_seconds: u64,
+    /// Only emails in these domains may sign in (comma separated; empty = any).
+    #[arg(long = "oidc-allowed-email-domains", env = "OIDC_ALLOWED_EMAIL_DOMAINS", value_delimiter = ',')]
+    pub allowed_email_domains: Vec<String>,
+    /// Only these emails may sign in (besides the allowed domains).
+    #[arg(long = "oidc-allowed-emails", env = "OIDC_ALLOWED_EMAILS", value_delimiter = ',')]
+    pub allowed_emails: Vec<String>,
+    /// Where the provider sends people after sign-out (default: this server's `/`).
+    #[arg(long = "oidc-post-logout-redirect-uri", env = "OIDC_POST_LOGOUT_REDIRECT_URI")]
+    pub post_logout_redirect_uri: Option<String>,
+    /// Groups whose members are platform operators (comma separated).
+    #[arg(long = "platform-operator-groups", env = "OPENCRANE_PLATFORM_OPERATOR_GROUPS", value_delimiter = ',')]
+    pub platform_operator_groups: Vec<String>,
+    /// The verified email of the first platform operator.
+    #[arg(long = "platform-operator-seed-email", env = "OPENCRANE_PLATFORM_OPERATOR_SEED_EMAIL")]
+    pub platform_operator_seed_email: Option<String>,
+    /// Groups whose members administer a silo's organisation (silo only).
+    #[arg(long = "org-admin-groups", env = "OPENCRANE_ORG_ADMIN_GROUPS", value_delimiter = ',')]
+    pub org_admin_groups: Vec<String>,
 }
 
 /// `fleet-manager` flags.
@@ -125,9 +187,20 @@ pub struct SiloArgs {
     /// The ClusterTenant this silo serves.
     #[arg(long, env = "OPENCRANE_CLUSTER_TENANT", value_parser = parse_cluster_tenant)]
     pub cluster_tenant: String,
-    /// Base domain (for showing the silo's host).
+    /// Base domain: the silo answers on `<cluster-tenant>.<base>`.
     #[arg(long, env = "PLATFORM_BASE_DOMAIN", value_parser = parse_domain)]
     pub platform_base_domain: Option<String>,
+    /// The organisation's own OIDC client (Zitadel: its public PKCE login app), used for
+    /// requests to `<cluster-tenant>.<base>` or the vanity domain.
+    #[arg(long, env = "OPENCRANE_CLUSTER_TENANT_CLIENT_ID")]
+    pub org_client_id: Option<String>,
+    /// The organisation's Zitadel id: adds the scope `urn:zitadel:iam:org:id:<id>`, which limits
+    /// sign-in to the organisation's users.
+    #[arg(long, env = "OPENCRANE_CLUSTER_TENANT_ORG_ID")]
+    pub org_id: Option<String>,
+    /// The organisation's vanity domain, if any (another host the organisation's client serves).
+    #[arg(long, env = "OPENCRANE_CLUSTER_TENANT_VANITY_DOMAIN", value_parser = parse_domain)]
+    pub vanity_domain: Option<String>,
 }
 
 /// Which schema `migrate` applies.

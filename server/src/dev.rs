@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use crate::{
     cli::DevArgs,
-    http::{self, AuthConfig},
+    http::{self, AuthConfig, auth::Scope},
     roles,
 };
 
@@ -64,7 +64,10 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     seed_demo(&fleet_pool, &silo_pool, &args.demo_silo).await?;
 
     let token = load_or_create_token(&args.state_dir)?;
-    let auth = AuthConfig::new(vec![("dev".into(), token.clone())], true);
+    // Plain HTTP on loopback, the development identity, and the dev token; no sign-in.
+    let dev_auth = |scope| AuthConfig::tokens_only(vec![("dev".into(), token.clone())], true, scope, false);
+    let fleet_auth = dev_auth(Scope::Fleet);
+    let silo_auth = dev_auth(Scope::Silo { cluster_tenant: args.demo_silo.clone(), org_admin_groups: Vec::new() });
     let fleet_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let silo_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.silo_port));
     let fleet_listener = tokio::net::TcpListener::bind(fleet_addr)
@@ -76,13 +79,20 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let fleet_addr = fleet_listener.local_addr()?;
     let silo_addr = silo_listener.local_addr()?;
 
-    let fleet =
-        roles::fleet_state(roles::leptos_options(&args.site_root, fleet_addr, Env::DEV), fleet_pool, None, true, true);
+    let fleet = roles::fleet_state(
+        roles::leptos_options(&args.site_root, fleet_addr, Env::DEV),
+        fleet_pool,
+        None,
+        true,
+        true,
+        false,
+    );
     let silo = roles::silo_state(
         roles::leptos_options(&args.site_root, silo_addr, Env::DEV),
         silo_pool,
         args.demo_silo.clone(),
         None,
+        false,
     );
 
     let token_path = args.state_dir.join("token");
@@ -106,8 +116,8 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         let _ = rx.wait_for(|stop| *stop).await;
     };
     let (fleet_result, silo_result) = tokio::join!(
-        roles::serve_on(fleet_listener, fleet, auth.clone(), stopped(stop_rx.clone())),
-        roles::serve_on(silo_listener, silo, auth, stopped(stop_rx)),
+        roles::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())),
+        roles::serve_on(silo_listener, silo, silo_auth, stopped(stop_rx)),
     );
     fleet_result.and(silo_result)
 }

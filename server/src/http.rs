@@ -3,15 +3,17 @@
 //! body limits, headers).
 
 pub mod auth;
+pub mod csrf;
 pub mod error;
 pub mod guard;
 pub mod health;
+pub mod ratelimit;
 pub mod rest;
 
 use std::{net::SocketAddr, time::Duration};
 
 use app::{Role, shell, state::AppState};
-use axum::{Router, http::HeaderValue, middleware, routing::get};
+use axum::{Extension, Router, http::HeaderValue, middleware, routing::get};
 use http::{HeaderName, Request, header};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
@@ -22,6 +24,7 @@ use tower_http::{
     set_header::SetResponseHeaderLayer,
     trace::{DefaultOnResponse, TraceLayer},
 };
+use tower_sessions::{Expiry, SessionManagerLayer, cookie::SameSite};
 use tracing::Level;
 
 pub use self::auth::AuthConfig;
@@ -46,6 +49,17 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         move || shell(options.clone(), ui.clone())
     };
     let fallback_shell = move |options: LeptosOptions| shell(options, ui.clone());
+    let sessions = SessionManagerLayer::new(auth::store::PgSessionStore::new(state.pool.clone()))
+        .with_name(auth.cookie_name())
+        .with_secure(auth.0.secure)
+        .with_http_only(true)
+        .with_same_site(SameSite::Strict)
+        .with_path("/")
+        .with_expiry(Expiry::OnInactivity(
+            tower_sessions::cookie::time::Duration::try_from(auth.0.session_idle)
+                .unwrap_or(tower_sessions::cookie::time::Duration::minutes(30)),
+        ));
+    let https = auth.0.secure;
 
     let request_id = HeaderName::from_static(app::state::REQUEST_ID_HEADER);
     let layers = ServiceBuilder::new()
@@ -66,16 +80,31 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         ))
         .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000; includeSubDomains"),
+        ))
+        // HTML pages set their own policy with a per-response nonce (see `app::shell`).
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'; base-uri 'none'"),
+        ))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(sessions);
 
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", rest::router(&state))
-        .leptos_routes(&state, routes, app_shell)
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(fallback_shell))
+        .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, app_shell)
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            leptos::nonce::provide_nonce,
+            fallback_shell,
+        ))
         .layer(middleware::from_fn_with_state(role, guard::role_isolation))
-        .layer(middleware::from_fn_with_state(auth, auth::authenticate))
+        .layer(middleware::from_fn(move |req, next| csrf::protect(https, req, next)))
+        .layer(middleware::from_fn_with_state((auth.clone(), state.pool.clone()), auth::authenticate))
+        .layer(Extension(auth))
         .layer(layers)
         .with_state(state)
 }

@@ -13,14 +13,21 @@ use opencrane_db::{PgPool, PoolSettings, Schema};
 use sqlx::migrate::MigrateError;
 
 use crate::{
-    cli::{AuthArgs, DbArgs, FleetArgs, SiloArgs},
-    http::{self, AuthConfig},
+    cli::{AuthArgs, DbArgs, FleetArgs, OidcArgs, SiloArgs},
+    http::{
+        self, AuthConfig,
+        auth::{
+            AuthInner, OidcSetup, OrgClient, Scope,
+            oidc::{ClientConfig, Provider, SignInPolicy},
+        },
+        ratelimit::RateLimiter,
+    },
 };
 
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
 pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
-    let auth = auth_config(&args.auth, addr, Vec::new())?;
+    let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
     let state = fleet_state(
         leptos_options(&args.http.site_root, addr, Env::PROD),
@@ -28,21 +35,42 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         args.platform_base_domain,
         args.cluster_tenant_manager_enabled,
         args.billing_enabled,
+        auth.0.oidc.is_some(),
     );
+    spawn_session_sweeper(state.pool.clone());
     serve_role(state, auth, addr, http::shutdown_signal()).await
 }
 
 /// Runs the clustertenant-manager until SIGTERM or Ctrl-C.
 pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
-    let auth = auth_config(&args.auth, addr, Vec::new())?;
+    let scope = Scope::Silo {
+        cluster_tenant: args.cluster_tenant.clone(),
+        org_admin_groups: args.auth.oidc.org_admin_groups.clone(),
+    };
+    let org = args.org_client_id.clone().map(|client_id| {
+        let mut hosts: Vec<String> =
+            args.platform_base_domain.iter().map(|base| format!("{}.{base}", args.cluster_tenant)).collect();
+        hosts.extend(args.vanity_domain.clone());
+        OrgClient {
+            client: ClientConfig {
+                client_id,
+                client_secret: None,
+                extra_scopes: args.org_id.iter().map(|id| format!("urn:zitadel:iam:org:id:{id}")).collect(),
+            },
+            hosts,
+        }
+    });
+    let auth = auth_config(&args.auth, addr, Vec::new(), scope, org)?;
     let pool = open_database(&args.db, Schema::Silo).await?;
     let state = silo_state(
         leptos_options(&args.http.site_root, addr, Env::PROD),
         pool,
         args.cluster_tenant,
         args.platform_base_domain,
+        auth.0.oidc.is_some(),
     );
+    spawn_session_sweeper(state.pool.clone());
     serve_role(state, auth, addr, http::shutdown_signal()).await
 }
 
@@ -53,6 +81,7 @@ pub fn fleet_state(
     base_domain: Option<String>,
     cluster_tenants_enabled: bool,
     billing_enabled: bool,
+    sign_in: bool,
 ) -> AppState {
     AppState {
         leptos_options,
@@ -62,6 +91,7 @@ pub fn fleet_state(
             billing_enabled,
             validation: ValidationContext { base_domain, dedicated_cluster_available: false },
         }),
+        sign_in,
     }
 }
 
@@ -71,8 +101,24 @@ pub fn silo_state(
     pool: PgPool,
     cluster_tenant: String,
     base_domain: Option<String>,
+    sign_in: bool,
 ) -> AppState {
-    AppState { leptos_options, pool, role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain }) }
+    AppState { leptos_options, pool, role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain }), sign_in }
+}
+
+/// Sweeps expired sessions every minute (records and index rows).
+pub fn spawn_session_sweeper(pool: PgPool) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            match opencrane_common_db::sessions::delete_expired(&pool).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(sessions = n, "expired sessions swept"),
+                Err(err) => tracing::warn!(error = %err, "session sweep failed"),
+            }
+        }
+    });
 }
 
 /// Leptos' settings: where the browser bundle is, and the address (for its own bookkeeping).
@@ -93,13 +139,27 @@ pub fn leptos_options(site_root: &Path, addr: SocketAddr, env: Env) -> LeptosOpt
         .build()
 }
 
-/// The credentials a role accepts. The development identity is refused unless `addr` is a
-/// loopback address: it must never be reachable from another machine.
-pub fn auth_config(args: &AuthArgs, addr: SocketAddr, mut tokens: Vec<(String, String)>) -> anyhow::Result<AuthConfig> {
-    if args.dev_identity && !addr.ip().is_loopback() {
+/// The credentials a role accepts, checked for consistency: the development identity and plain
+/// HTTP are refused unless `addr` is a loopback address; a partial OIDC configuration stops
+/// start-up with the name of what is missing.
+pub fn auth_config(
+    args: &AuthArgs,
+    addr: SocketAddr,
+    mut tokens: Vec<(String, String)>,
+    scope: Scope,
+    org: Option<OrgClient>,
+) -> anyhow::Result<AuthConfig> {
+    let loopback = addr.ip().is_loopback();
+    if args.dev_identity && !loopback {
         bail!(
             "the development identity (OPENCRANE_DEV_IDENTITY) is only allowed on a loopback address, \
              but the server would listen on {}",
+            addr.ip()
+        );
+    }
+    if args.insecure_http && !loopback {
+        bail!(
+            "OPENCRANE_INSECURE_HTTP is only allowed on a loopback address, but the server would listen on {}",
             addr.ip()
         );
     }
@@ -109,7 +169,93 @@ pub fn auth_config(args: &AuthArgs, addr: SocketAddr, mut tokens: Vec<(String, S
         }
         tokens.push(("OPENCRANE_API_TOKEN".into(), token.to_owned()));
     }
-    Ok(AuthConfig::new(tokens, args.dev_identity))
+    let trusted_proxies = args
+        .trusted_proxies
+        .iter()
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| p.parse().map_err(|e: String| anyhow::anyhow!("OPENCRANE_TRUSTED_PROXIES: {e}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let oidc = oidc_setup(&args.oidc, &scope, org, args.insecure_http)?;
+    Ok(AuthConfig::new(AuthInner {
+        tokens,
+        dev_identity: args.dev_identity,
+        scope,
+        oidc,
+        secure: !args.insecure_http,
+        session_max_age: Duration::from_secs(args.oidc.session_max_age_seconds.max(60)),
+        session_idle: Duration::from_secs(args.oidc.session_idle_seconds.max(60)),
+        trusted_proxies,
+        limiter: RateLimiter::new(20, 20),
+    }))
+}
+
+fn oidc_setup(
+    args: &OidcArgs,
+    scope: &Scope,
+    org: Option<OrgClient>,
+    insecure_http: bool,
+) -> anyhow::Result<Option<OidcSetup>> {
+    let configured = args.issuer_url.is_some() || args.client_id.is_some() || args.redirect_uri.is_some();
+    if !configured {
+        if org.is_some() {
+            bail!("the organisation's client is set, but OIDC_ISSUER_URL is not");
+        }
+        return Ok(None);
+    }
+    let missing = |what: &str| anyhow::anyhow!("OIDC is partially configured: {what} is required");
+    let issuer = args.issuer_url.as_deref().ok_or_else(|| missing("OIDC_ISSUER_URL"))?;
+    let fallback = match (&args.client_id, &args.redirect_uri) {
+        (Some(id), Some(redirect)) => {
+            let url: openidconnect::url::Url =
+                redirect.parse().map_err(|e| anyhow::anyhow!("OIDC_REDIRECT_URI is not a URL: {e}"))?;
+            if url.scheme() != "https" && !insecure_http {
+                bail!("OIDC_REDIRECT_URI must be https (plain HTTP only with OPENCRANE_INSECURE_HTTP on loopback)");
+            }
+            let client = ClientConfig {
+                client_id: id.clone(),
+                client_secret: args.client_secret.clone(),
+                extra_scopes: Vec::new(),
+            };
+            Some((client, redirect.clone()))
+        }
+        (Some(_), None) => return Err(missing("OIDC_REDIRECT_URI")),
+        (None, Some(_)) => return Err(missing("OIDC_CLIENT_ID")),
+        (None, None) => None,
+    };
+    if fallback.is_none() && (matches!(scope, Scope::Fleet) || org.is_none()) {
+        return Err(missing("OIDC_CLIENT_ID"));
+    }
+    let provider = Provider::new(issuer).map_err(|e| anyhow::anyhow!(e))?;
+    let policy = SignInPolicy {
+        scopes: args.scopes.split_whitespace().map(str::to_owned).collect(),
+        groups_claim: args.groups_claim.clone(),
+        roles_claim: args.roles_claim.clone(),
+        allowed_email_domains: args
+            .allowed_email_domains
+            .iter()
+            .map(|d| d.trim().to_ascii_lowercase())
+            .filter(|d| !d.is_empty())
+            .collect(),
+        allowed_emails: args
+            .allowed_emails
+            .iter()
+            .map(|e| e.trim().to_ascii_lowercase())
+            .filter(|e| !e.is_empty())
+            .collect(),
+        operator_groups: args
+            .platform_operator_groups
+            .iter()
+            .map(|g| g.trim().to_owned())
+            .filter(|g| !g.is_empty())
+            .collect(),
+        operator_seed_email: args
+            .platform_operator_seed_email
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(str::to_ascii_lowercase),
+    };
+    Ok(Some(OidcSetup { provider, policy, fallback, org, post_logout_redirect: args.post_logout_redirect_uri.clone() }))
 }
 
 /// Opens the pool and, if asked, applies migrations, waiting up to a minute for the database to

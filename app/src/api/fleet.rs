@@ -8,10 +8,12 @@ use crate::{api::respond, service, state::request_context};
 use crate::{
     error::AppError,
     model::{
+        audit::{AuditPage, AuditQuery},
         billing::{BillingAccount, BillingAccountRequest},
         cluster_tenant::{
             ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
         },
+        session::{RevokeSessions, SessionView},
     },
 };
 
@@ -69,4 +71,25 @@ pub async fn my_billing_account() -> Result<Option<BillingAccount>, AppError> {
 pub async fn save_billing_account(request: BillingAccountRequest) -> Result<BillingAccount, AppError> {
     let (state, caller) = request_context()?;
     respond(service::billing::upsert_mine(&state, &caller, request).await.map(|(account, _)| account))
+}
+
+/// A page of the fleet's audit log.
+#[server(prefix = "/api/fleet", endpoint = "audit/list", input = Json)]
+pub async fn list_fleet_audit(query: AuditQuery) -> Result<AuditPage, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::audit::list(&state, &caller, query).await)
+}
+
+/// The caller's own sessions.
+#[server(prefix = "/api/fleet", endpoint = "sessions/list", input = Json)]
+pub async fn list_fleet_sessions() -> Result<Vec<SessionView>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::sessions::list(&state, &caller).await)
+}
+
+/// Ends the caller's sessions.
+#[server(prefix = "/api/fleet", endpoint = "sessions/revoke", input = Json)]
+pub async fn revoke_fleet_sessions(what: RevokeSessions) -> Result<i64, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::sessions::revoke(&state, &caller, what).await)
 }

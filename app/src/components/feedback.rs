@@ -59,11 +59,15 @@ pub fn ErrorView(error: AppError) -> impl IntoView {
         }
         _ => ("Something went wrong", "Try again; if it keeps failing, give an operator the request id."),
     };
+    let sign_in =
+        matches!(error, AppError::Unauthorized) && use_context::<crate::UiContext>().is_some_and(|ui| ui.sign_in);
+    let here = leptos_router::hooks::use_location().pathname.get_untracked();
     view! {
         <section class="error-view" role="alert">
             <h1>{title}</h1>
             <p>{error.to_string()}</p>
             <p class="muted">{hint}</p>
+            {sign_in.then(|| view! { <p><a class="btn primary" href=crate::components::layout::sign_in_href(&here)>"Sign in"</a></p> })}
         </section>
     }
 }

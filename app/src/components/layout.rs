@@ -4,7 +4,14 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
-use crate::{Role, UiContext, VERSION, current_principal};
+use crate::{
+    Role, UiContext, VERSION, current_principal, model::cluster_tenant::url_encode, model::principal::PrincipalKind,
+};
+
+/// The sign-in link that returns to `path` afterwards.
+pub fn sign_in_href(path: &str) -> String {
+    format!("/api/v1/auth/login?returnTo={}", url_encode(path))
+}
 
 /// One sidebar entry.
 #[derive(Clone, Debug)]
@@ -26,6 +33,7 @@ pub fn Shell(nav: Vec<NavItem>, children: Children) -> impl IntoView {
         _ => "Fleet".to_owned(),
     };
     let host = ui.host();
+    let sign_in = ui.sign_in;
     let principal = current_principal();
     let items = nav
         .into_iter()
@@ -76,11 +84,22 @@ pub fn Shell(nav: Vec<NavItem>, children: Children) -> impl IntoView {
                     <div class="identity">
                         {match principal {
                             Some(p) => {
+                                let sign_out = (p.kind == PrincipalKind::User).then(|| {
+                                    view! {
+                                        <form method="post" action="/api/v1/auth/logout" class="inline">
+                                            <button type="submit" class="btn ghost">"Sign out"</button>
+                                        </form>
+                                    }
+                                });
                                 view! {
                                     <span class="who">{p.email.clone().unwrap_or(p.display_name.clone())}</span>
                                     <span class="badge idle">{p.role_label()}</span>
+                                    {sign_out}
                                 }
                                     .into_any()
+                            }
+                            None if sign_in => {
+                                view! { <a class="btn primary" href=sign_in_href(&path.get_untracked())>"Sign in"</a> }.into_any()
                             }
                             None => view! { <span class="muted">"Not signed in"</span> }.into_any(),
                         }}

@@ -1,4 +1,4 @@
-//! Wire types of the silo pages that exist so far: overview, members (the read-model) and audit.
+//! Wire types of the silo pages: overview and members (the read-model).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,34 +30,4 @@ pub struct Member {
     pub status: String,
     /// Last projected change.
     pub updated_at: chrono::DateTime<chrono::Utc>,
-}
-
-/// An audit entry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditEntry {
-    /// Entry id (paging cursor).
-    pub id: i64,
-    /// When (UTC).
-    pub occurred_at: chrono::DateTime<chrono::Utc>,
-    /// Who.
-    pub actor: String,
-    /// What.
-    pub action: String,
-    /// To what.
-    pub target: String,
-    /// `success`, `failure` or `denied`.
-    pub outcome: String,
-    /// Request id.
-    pub request_id: Option<String>,
-}
-
-/// One page of the audit log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditPage {
-    /// Entries, newest first.
-    pub entries: Vec<AuditEntry>,
-    /// Cursor for the next (older) page.
-    pub next_before: Option<i64>,
 }

@@ -1,5 +1,5 @@
 //! Silo pages.
 
-pub mod audit;
 pub mod members;
 pub mod overview;
+pub mod tokens;

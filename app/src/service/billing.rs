@@ -2,7 +2,9 @@
 
 use opencrane_fleet_db::billing_accounts::{self as db, BillingAccountRow};
 
-use super::db_failure;
+use serde_json::json;
+
+use super::{authorize_mutation, db_failure, record, sql_failure};
 use crate::{
     authz::{Action, authorize},
     error::AppError,
@@ -47,14 +49,20 @@ pub async fn upsert_mine(
     req: BillingAccountRequest,
 ) -> Result<(BillingAccount, bool), AppError> {
     enabled(state)?;
-    let principal = authorize(caller.principal.as_ref(), Action::ManageOwnBillingAccount)?;
+    let principal =
+        authorize_mutation(state, caller, Action::ManageOwnBillingAccount, "billing_account.upsert", caller.actor())
+            .await?;
     let display_name = req.display_name.as_deref().map(str::trim).filter(|s| !s.is_empty());
     if let Some(name) = display_name {
         crate::model::rules::display_text("Display name", name, 128)
             .map_err(|message| AppError::field("displayName", message))?;
     }
-    let (row, created) = db::upsert(&state.pool, &principal.subject, principal.email.as_deref(), display_name)
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let (row, created) = db::upsert(&mut *tx, &principal.subject, principal.email.as_deref(), display_name)
         .await
         .map_err(|e| db_failure(caller, e))?;
+    let action = if created { "billing_account.create" } else { "billing_account.update" };
+    record(&mut *tx, caller, action, &principal.subject, "success", json!({ "displayName": display_name })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     Ok((to_wire(row), created))
 }

@@ -2,13 +2,15 @@
 
 use opencrane_db::Error as DbError;
 use opencrane_fleet_db::{
+    billing_accounts,
     cluster_tenants::{self as db, ClusterTenantRow, DesiredState, ListFilter, SortKey},
     memberships,
 };
+use serde_json::json;
 
-use super::{db_failure, internal};
+use super::{authorize_mutation, db_failure, internal, record, sql_failure};
 use crate::{
-    authz::{Action, authorize},
+    authz::{Action, authorize, cluster_tenant_not_found},
     error::AppError,
     model::cluster_tenant::{
         ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantSpec, ClusterTenantStatus,
@@ -31,10 +33,12 @@ fn settings(state: &AppState) -> Result<&FleetSettings, AppError> {
 }
 
 fn not_found(name: &str) -> AppError {
-    AppError::NotFound {
-        code: "CLUSTER_TENANT_NOT_FOUND".into(),
-        message: format!("No customer named “{name}” exists."),
-    }
+    cluster_tenant_not_found(name)
+}
+
+/// Non-operators see only the ClusterTenants they manage.
+fn visible_names(principal: &crate::model::principal::Principal) -> Option<Vec<String>> {
+    (!principal.is_platform_operator).then(|| principal.managed())
 }
 
 /// Why a stored row could not be turned into its wire form.
@@ -96,15 +100,16 @@ fn sort_key(sort: SortBy) -> SortKey {
 /// One page of ClusterTenants with the total count.
 pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result<ClusterTenantPage, AppError> {
     settings(state)?;
-    authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
+    let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
     let filter = ListFilter {
         search: query.search.clone(),
         phase: query.phase.map(|p| p.as_str().to_owned()),
         isolation_tier: query.tier.map(|t| t.as_str().to_owned()),
+        names: visible_names(principal),
     };
     let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
     let offset = query.offset.max(0);
-    let mut conn = state.pool.acquire().await.map_err(|e| db_failure(caller, e.into()))?;
+    let mut conn = state.pool.acquire().await.map_err(|e| sql_failure(caller, e))?;
     let total = db::count(&mut *conn, &filter).await.map_err(|e| db_failure(caller, e))?;
     let rows = db::list(&mut conn, &filter, sort_key(query.sort), query.descending, limit, offset)
         .await
@@ -125,9 +130,9 @@ pub async fn list_all(
     offset: i64,
 ) -> Result<(Vec<ClusterTenant>, i64), AppError> {
     settings(state)?;
-    authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
-    let filter = ListFilter::default();
-    let mut conn = state.pool.acquire().await.map_err(|e| db_failure(caller, e.into()))?;
+    let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
+    let filter = ListFilter { names: visible_names(principal), ..ListFilter::default() };
+    let mut conn = state.pool.acquire().await.map_err(|e| sql_failure(caller, e))?;
     let total = db::count(&mut *conn, &filter).await.map_err(|e| db_failure(caller, e))?;
     let rows = db::list(&mut conn, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
         .await
@@ -210,12 +215,34 @@ pub async fn create(
     req: ClusterTenantCreateRequest,
 ) -> Result<ClusterTenant, AppError> {
     let fleet = settings(state)?;
-    let principal = authorize(caller.principal.as_ref(), Action::CreateClusterTenant)?;
+    let target = req.name.trim().to_owned();
+    let has_billing_account = match caller.principal.as_ref() {
+        Some(p) if p.is_person() && !p.is_platform_operator => {
+            billing_accounts::find_by_subject(&state.pool, &p.subject)
+                .await
+                .map_err(|e| db_failure(caller, e))?
+                .is_some()
+        }
+        _ => false,
+    };
+    let principal = authorize_mutation(
+        state,
+        caller,
+        Action::CreateClusterTenant { has_billing_account },
+        "cluster_tenant.create",
+        &target,
+    )
+    .await?;
     let spec = checked_spec(fleet, &req)?;
-    let owner = match req.owner.as_ref().map(|o| o.subject.trim()).filter(|s| !s.is_empty()) {
-        Some(subject) => subject.to_owned(),
-        None if principal.is_person() => principal.subject.clone(),
-        None => {
+    let named_owner = req.owner.as_ref().map(|o| o.subject.trim()).filter(|s| !s.is_empty());
+    let owner = match named_owner {
+        // Only operators may make someone else the owner.
+        Some(subject) if principal.is_platform_operator => subject.to_owned(),
+        Some(subject) if subject != principal.subject => {
+            return Err(AppError::field("owner.subject", "You can only create customers that you own."));
+        }
+        _ if principal.is_person() => principal.subject.clone(),
+        _ => {
             return Err(AppError::field(
                 "owner.subject",
                 "An API token cannot own a customer; name the first owner's subject.",
@@ -226,20 +253,17 @@ pub async fn create(
         return Err(AppError::field("owner.subject", "Subject is longer than 255 characters."));
     }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
-    let mut tx = state.pool.begin().await.map_err(|e| db_failure(caller, e.into()))?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let row =
         db::insert(&mut *tx, &spec.name, &desired(&spec, &quota)).await.map_err(|e| write_failure(caller, &spec, e))?;
     memberships::upsert(&mut tx, &spec.name, &owner, "owner").await.map_err(|e| match e {
         memberships::MembershipError::Db(db) => db_failure(caller, db),
         other => internal(caller, &other),
     })?;
-    tx.commit().await.map_err(|e| db_failure(caller, e.into()))?;
-    tracing::info!(
-        request_id = %caller.request_id,
-        cluster_tenant.name = %spec.name,
-        actor = %principal.subject,
-        "cluster tenant created"
-    );
+    let meta = json!({ "owner": owner, "isolationTier": spec.isolation_tier.as_str(), "seatCap": spec.seat_cap });
+    record(&mut *tx, caller, "cluster_tenant.create", &spec.name, "success", meta).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %spec.name, actor = %principal.subject, "cluster tenant created");
     to_wire(row, Some(1)).map_err(|e| internal(caller, &e))
 }
 
@@ -251,36 +275,37 @@ pub async fn update(
     req: ClusterTenantUpdateRequest,
 ) -> Result<ClusterTenant, AppError> {
     let fleet = settings(state)?;
-    let principal = authorize(caller.principal.as_ref(), Action::UpdateClusterTenant(name))?;
+    let principal =
+        authorize_mutation(state, caller, Action::UpdateClusterTenant(name), "cluster_tenant.update", name).await?;
     let current = get(state, caller, name).await?;
     let spec = checked_spec(fleet, &req.merge_into(&current.spec()))?;
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
-    let row = db::update_desired(&state.pool, name, &desired(&spec, &quota)).await.map_err(|e| match e {
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let row = db::update_desired(&mut *tx, name, &desired(&spec, &quota)).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => write_failure(caller, &spec, other),
     })?;
-    tracing::info!(
-        request_id = %caller.request_id,
-        cluster_tenant.name = %name,
-        actor = %principal.subject,
-        "cluster tenant updated"
-    );
+    let before = serde_json::to_value(current.spec()).unwrap_or_default();
+    let after = serde_json::to_value(&spec).unwrap_or_default();
+    record(&mut *tx, caller, "cluster_tenant.update", name, "success", json!({ "before": before, "after": after }))
+        .await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant updated");
     to_wire(row, current.seats_used).map_err(|e| internal(caller, &e))
 }
 
 /// Deletes a ClusterTenant and its memberships.
 pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
     settings(state)?;
-    let principal = authorize(caller.principal.as_ref(), Action::DeleteClusterTenant(name))?;
-    db::delete(&state.pool, name).await.map_err(|e| match e {
+    let principal =
+        authorize_mutation(state, caller, Action::DeleteClusterTenant(name), "cluster_tenant.delete", name).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    db::delete(&mut *tx, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
     })?;
-    tracing::info!(
-        request_id = %caller.request_id,
-        cluster_tenant.name = %name,
-        actor = %principal.subject,
-        "cluster tenant deleted"
-    );
+    record(&mut *tx, caller, "cluster_tenant.delete", name, "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant deleted");
     Ok(())
 }

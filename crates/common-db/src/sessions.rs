@@ -1,6 +1,7 @@
 //! The `user_sessions` index: one row per signed-in browser session, so people can see and end
 //! their sessions and admins can end a member's. The session data itself (the signed-in user)
-//! lives in tower-sessions' table under the same id; ending a session deletes both.
+//! lives in tower-sessions' table (`tower_sessions.session`, created by our migrations) under
+//! the same id; ending a session deletes both.
 
 use chrono::{DateTime, Utc};
 use opencrane_db::Result;
@@ -74,34 +75,47 @@ pub async fn get(db: impl PgExecutor<'_>, session_id: &str) -> Result<Option<Ses
     .await?)
 }
 
-/// The live sessions of the given subjects, most recently active first.
+/// The live sessions of the given subjects (unexpired, with a session record that has not idled
+/// out), most recently active first.
 pub async fn list_for(db: impl PgExecutor<'_>, subjects: &[String]) -> Result<Vec<SessionRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         SessionRow,
-        r#"SELECT session_id, subject, email, display_name, user_agent, ip, created_at, last_seen_at, expires_at
-           FROM user_sessions WHERE subject = ANY($1) AND expires_at > now()
-           ORDER BY last_seen_at DESC"#,
+        r#"SELECT u.session_id, u.subject, u.email, u.display_name, u.user_agent, u.ip, u.created_at,
+                  u.last_seen_at, u.expires_at
+           FROM user_sessions u JOIN tower_sessions.session s ON s.id = u.session_id
+           WHERE u.subject = ANY($1) AND u.expires_at > now() AND s.expiry_date > now()
+           ORDER BY u.last_seen_at DESC"#,
         subjects,
     )
     .fetch_all(db)
     .await?)
 }
 
-/// Forgets one session; `true` when it existed.
+/// Ends one session: its index row and its session record, in one statement, so the session is
+/// anonymous on its next request. `true` when it existed.
 pub async fn delete(db: impl PgExecutor<'_>, session_id: &str) -> Result<bool> {
     // language=PostgreSQL
-    let done = sqlx::query!("DELETE FROM user_sessions WHERE session_id = $1", session_id).execute(db).await?;
-    Ok(done.rows_affected() > 0)
+    let ended = sqlx::query_scalar!(
+        r#"WITH record AS (DELETE FROM tower_sessions.session WHERE id = $1),
+                entry AS (DELETE FROM user_sessions WHERE session_id = $1 RETURNING session_id)
+           SELECT count(*) AS "n!" FROM entry"#,
+        session_id,
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(ended > 0)
 }
 
-/// Forgets every session of `subject` except `keep`; returns the ids removed (whose session
-/// records must be deleted too).
+/// Ends every session of `subject` except `keep`; returns the ids ended.
 pub async fn delete_for_subject(db: impl PgExecutor<'_>, subject: &str, keep: Option<&str>) -> Result<Vec<String>> {
     // language=PostgreSQL
     Ok(sqlx::query_scalar!(
-        r#"DELETE FROM user_sessions WHERE subject = $1 AND ($2::text IS NULL OR session_id <> $2)
-           RETURNING session_id"#,
+        r#"WITH entry AS (
+               DELETE FROM user_sessions WHERE subject = $1 AND ($2::text IS NULL OR session_id <> $2)
+               RETURNING session_id),
+           record AS (DELETE FROM tower_sessions.session WHERE id IN (SELECT session_id FROM entry))
+           SELECT session_id AS "session_id!" FROM entry"#,
         subject,
         keep,
     )
@@ -109,9 +123,81 @@ pub async fn delete_for_subject(db: impl PgExecutor<'_>, subject: &str, keep: Op
     .await?)
 }
 
-/// Removes rows of sessions that have expired; returns how many.
+/// Sweeps expired sessions: records past their idle expiry, index rows past their absolute expiry
+/// or without a live record, and the records of those rows. Returns how many sessions went.
 pub async fn delete_expired(db: impl PgExecutor<'_>) -> Result<u64> {
     // language=PostgreSQL
-    let done = sqlx::query!("DELETE FROM user_sessions WHERE expires_at <= now()").execute(db).await?;
-    Ok(done.rows_affected())
+    let swept = sqlx::query_scalar!(
+        r#"WITH idle AS (DELETE FROM tower_sessions.session WHERE expiry_date <= now() RETURNING id),
+                entry AS (
+                    DELETE FROM user_sessions u
+                    WHERE u.expires_at <= now()
+                       OR u.session_id IN (SELECT id FROM idle)
+                       OR NOT EXISTS (SELECT 1 FROM tower_sessions.session s WHERE s.id = u.session_id)
+                    RETURNING u.session_id),
+                stale AS (DELETE FROM tower_sessions.session WHERE id IN (SELECT session_id FROM entry))
+           SELECT count(*) AS "n!" FROM entry"#,
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(u64::try_from(swept).unwrap_or(0))
+}
+
+/// A stored session record (tower-sessions' `Record`, serialised).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordRow {
+    /// Session id.
+    pub id: String,
+    /// Serialised data.
+    pub data: Vec<u8>,
+    /// Idle expiry.
+    pub expiry_date: DateTime<Utc>,
+}
+
+/// Inserts a new record unless the id is taken; `false` on a collision.
+pub async fn insert_record(db: impl PgExecutor<'_>, record: &RecordRow) -> Result<bool> {
+    // language=PostgreSQL
+    let done = sqlx::query!(
+        "INSERT INTO tower_sessions.session (id, data, expiry_date) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+        record.id,
+        record.data,
+        record.expiry_date,
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Writes a record.
+pub async fn save_record(db: impl PgExecutor<'_>, record: &RecordRow) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        r#"INSERT INTO tower_sessions.session (id, data, expiry_date) VALUES ($1, $2, $3)
+           ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, expiry_date = EXCLUDED.expiry_date"#,
+        record.id,
+        record.data,
+        record.expiry_date,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// An unexpired record.
+pub async fn load_record(db: impl PgExecutor<'_>, id: &str) -> Result<Option<RecordRow>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        RecordRow,
+        "SELECT id, data, expiry_date FROM tower_sessions.session WHERE id = $1 AND expiry_date > now()",
+        id,
+    )
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Deletes a record (the index row, if any, goes with the next sweep or [`delete`]).
+pub async fn delete_record(db: impl PgExecutor<'_>, id: &str) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!("DELETE FROM tower_sessions.session WHERE id = $1", id).execute(db).await?;
+    Ok(())
 }

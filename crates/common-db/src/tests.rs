@@ -90,26 +90,47 @@ fn session(id: &str, subject: &str, expires_in: Duration) -> SessionRow {
     }
 }
 
+/// A session record as tower-sessions would store it, idling out after `idle`.
+async fn record(pool: &PgPool, id: &str, idle: Duration) {
+    sqlx::query("INSERT INTO tower_sessions.session (id, data, expiry_date) VALUES ($1, '\\x00', now() + $2)")
+        .bind(id)
+        .bind(idle)
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
 async fn sessions_list_revoke_and_expire(pool: PgPool) {
     for (id, subject) in [("s1", "ana"), ("s2", "ana"), ("s3", "bob")] {
         sessions::insert(&pool, &session(id, subject, Duration::hours(1))).await.unwrap();
+        record(&pool, id, Duration::minutes(30)).await;
     }
     sessions::insert(&pool, &session("old", "ana", Duration::seconds(-1))).await.unwrap();
+    record(&pool, "old", Duration::minutes(30)).await;
+    sessions::insert(&pool, &session("idle", "ana", Duration::hours(1))).await.unwrap();
+    record(&pool, "idle", Duration::seconds(-1)).await;
     let anas = sessions::list_for(&pool, &["ana".into()]).await.unwrap();
-    assert_eq!(anas.len(), 2, "expired sessions are not listed");
+    assert_eq!(anas.len(), 2, "expired and idled-out sessions are not listed");
     let later = Utc::now() + Duration::minutes(5);
     sessions::touch(&pool, "s1", later).await.unwrap();
     let anas = sessions::list_for(&pool, &["ana".into(), "bob".into()]).await.unwrap();
     assert_eq!(anas[0].session_id, "s1", "most recently active first");
     assert_eq!(anas.len(), 3);
 
+    let swept = sessions::delete_expired(&pool).await.unwrap();
+    assert_eq!(swept, 2, "the absolutely expired and the idled-out session");
+    let records: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM tower_sessions.session").fetch_one(&pool).await.unwrap();
+    assert_eq!(records, 3, "the idled-out and the absolutely expired records went with their rows");
+
     let removed = sessions::delete_for_subject(&pool, "ana", Some("s1")).await.unwrap();
-    assert_eq!(removed.len(), 2, "s2 and the expired one, not the kept session");
+    assert_eq!(removed, ["s2"], "not the kept session");
     assert!(sessions::get(&pool, "s1").await.unwrap().is_some());
     assert!(sessions::delete(&pool, "s3").await.unwrap());
     assert!(!sessions::delete(&pool, "s3").await.unwrap());
-    sessions::insert(&pool, &session("gone", "cy", Duration::seconds(-5))).await.unwrap();
-    assert_eq!(sessions::delete_expired(&pool).await.unwrap(), 1);
+    let left: Vec<String> =
+        sqlx::query_scalar("SELECT id FROM tower_sessions.session ORDER BY id").fetch_all(&pool).await.unwrap();
+    assert_eq!(left, ["s1"], "ending a session deletes its record too");
 }
 on_both_schemas!(sessions_list_revoke_and_expire_on, super::sessions_list_revoke_and_expire);
 

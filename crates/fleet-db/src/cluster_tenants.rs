@@ -200,6 +200,8 @@ pub struct ListFilter {
     pub phase: Option<String>,
     /// Exact tier.
     pub isolation_tier: Option<String>,
+    /// Only these names (the ClusterTenants a non-operator manages); `None` = no restriction.
+    pub names: Option<Vec<String>>,
 }
 
 impl ListFilter {
@@ -228,6 +230,7 @@ macro_rules! list_ordered_by {
              WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
                AND ($2::text IS NULL OR ct.phase = $2)
                AND ($3::text IS NULL OR ct.isolation_tier = $3)
+               AND ($6::text[] IS NULL OR ct.name = ANY($6))
              ORDER BY "
                 + $order
                 + " LIMIT $4 OFFSET $5",
@@ -236,6 +239,7 @@ macro_rules! list_ordered_by {
             $filter.isolation_tier,
             $limit,
             $offset,
+            $filter.names.as_deref(),
         )
         .fetch_all($db)
         .await?
@@ -306,10 +310,12 @@ pub async fn count(db: impl PgExecutor<'_>, filter: &ListFilter) -> Result<i64> 
         r#"SELECT count(*) AS "n!" FROM cluster_tenants ct
            WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
              AND ($2::text IS NULL OR ct.phase = $2)
-             AND ($3::text IS NULL OR ct.isolation_tier = $3)"#,
+             AND ($3::text IS NULL OR ct.isolation_tier = $3)
+             AND ($4::text[] IS NULL OR ct.name = ANY($4))"#,
         filter.pattern(),
         filter.phase,
         filter.isolation_tier,
+        filter.names.as_deref(),
     )
     .fetch_one(db)
     .await?;

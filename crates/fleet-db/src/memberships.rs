@@ -167,3 +167,16 @@ async fn lock_cluster_tenant(conn: &mut PgConnection, cluster_tenant: &str) -> R
         other => MembershipError::Db(other),
     })
 }
+
+/// Every membership of `subject`, across ClusterTenants (for building the caller's principal).
+pub async fn for_subject(db: impl PgExecutor<'_>, subject: &str) -> Result<Vec<MembershipRow>, DbError> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at
+           FROM org_memberships WHERE subject = $1 ORDER BY cluster_tenant"#,
+        subject,
+    )
+    .fetch_all(db)
+    .await?)
+}

@@ -54,3 +54,21 @@ pub async fn upsert(
     .await?;
     Ok(())
 }
+
+/// The projected membership of `subject` in `cluster_tenant` (the silo's own), if any. The
+/// read-model never holds other ClusterTenants' rows; the filter keeps it that way for readers.
+pub async fn for_subject(
+    db: impl PgExecutor<'_>,
+    cluster_tenant: &str,
+    subject: &str,
+) -> Result<Option<MembershipRow>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        MembershipRow,
+        "SELECT subject, role, status, updated_at FROM org_memberships WHERE cluster_tenant = $1 AND subject = $2",
+        cluster_tenant,
+        subject,
+    )
+    .fetch_optional(db)
+    .await?)
+}

@@ -8,7 +8,10 @@ use axum::{
 };
 use http_body_util::BodyExt as _;
 use leptos::config::Env;
-use opencrane::{http::AuthConfig, roles};
+use opencrane::{
+    http::{AuthConfig, auth::Scope},
+    roles,
+};
 use serde_json::Value;
 use sqlx::{PgPool, postgres::PgPoolOptions};
 use tower::ServiceExt as _;
@@ -52,18 +55,28 @@ pub async fn silo_db(pool: &PgPool) -> PgPool {
 
 /// The fleet router; `dev_identity` makes token-less requests the development operator.
 pub fn fleet(pool: PgPool, features: Features, dev_identity: bool) -> Router {
-    let state =
-        roles::fleet_state(options(), pool, Some("example.com".into()), features.cluster_tenants, features.billing);
-    router(state, dev_identity)
+    let state = roles::fleet_state(
+        options(),
+        pool,
+        Some("example.com".into()),
+        features.cluster_tenants,
+        features.billing,
+        false,
+    );
+    router(state, dev_identity, Scope::Fleet)
 }
 
 /// The silo router for ClusterTenant `acme`.
 pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
-    router(roles::silo_state(options(), pool, "acme".into(), Some("example.com".into())), dev_identity)
+    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
+    router(roles::silo_state(options(), pool, "acme".into(), Some("example.com".into()), false), dev_identity, scope)
 }
 
-fn router(state: AppState, dev_identity: bool) -> Router {
-    opencrane::http::router(state, AuthConfig::new(vec![("test".into(), TOKEN.into())], dev_identity))
+fn router(state: AppState, dev_identity: bool, scope: Scope) -> Router {
+    opencrane::http::router(
+        state,
+        AuthConfig::tokens_only(vec![("test".into(), TOKEN.into())], dev_identity, scope, true),
+    )
 }
 
 /// A response, read fully.

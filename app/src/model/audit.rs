@@ -1,0 +1,75 @@
+//! Audit-log wire types, the same for both roles.
+
+use serde::{Deserialize, Serialize};
+
+/// An audit entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Entry id (paging cursor).
+    pub id: i64,
+    /// When (UTC).
+    pub occurred_at: chrono::DateTime<chrono::Utc>,
+    /// Who (subject; control characters escaped).
+    pub actor: String,
+    /// Their role at the time.
+    pub actor_role: String,
+    /// What, e.g. `cluster_tenant.update`.
+    pub action: String,
+    /// To what.
+    pub target: String,
+    /// `success`, `failure` or `denied`.
+    pub outcome: String,
+    /// Request id.
+    pub request_id: Option<String>,
+    /// Before/after values and other detail (never secrets).
+    pub metadata: serde_json::Value,
+}
+
+/// Which entries to show (the audit page's URL).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditQuery {
+    /// Exact actor.
+    pub actor: Option<String>,
+    /// Action prefix, e.g. `auth.`.
+    pub action: Option<String>,
+    /// Exact outcome.
+    pub outcome: Option<String>,
+    /// Entries older than this id.
+    pub before: Option<i64>,
+}
+
+impl AuditQuery {
+    /// Reads the audit page's query parameters; blanks mean "any".
+    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> Self {
+        let text = |k: &str| get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        Self {
+            actor: text("actor"),
+            action: text("action"),
+            outcome: text("outcome").filter(|o| ["success", "failure", "denied"].contains(&o.as_str())),
+            before: text("before").and_then(|b| b.parse().ok()),
+        }
+    }
+
+    /// The audit page URL for the next (older) page.
+    pub fn next_href(&self, before: i64) -> String {
+        let mut params = vec![format!("before={before}")];
+        for (k, v) in [("actor", &self.actor), ("action", &self.action), ("outcome", &self.outcome)] {
+            if let Some(v) = v {
+                params.push(format!("{k}={}", super::cluster_tenant::url_encode(v)));
+            }
+        }
+        format!("/audit?{}", params.join("&"))
+    }
+}
+
+/// One page of the audit log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditPage {
+    /// Entries, newest first.
+    pub entries: Vec<AuditEntry>,
+    /// Cursor for the next (older) page.
+    pub next_before: Option<i64>,
+}
