@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 /// How long a wait may take before the test fails.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
-fn free_port() -> u16 {
+/// A free loopback port.
+pub fn free_port() -> u16 {
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -65,8 +66,13 @@ pub struct DevServer {
 
 impl DevServer {
     /// Starts the binary named by `OPENCRANE_BIN` (default `target/debug/opencrane`) with the
-    /// site in `LEPTOS_SITE_ROOT`.
+    /// site in `LEPTOS_SITE_ROOT`, on free ports.
     pub fn start() -> Self {
+        Self::start_with(&["--port", "0", "--silo-port", "0"])
+    }
+
+    /// Like [`start`](Self::start), with these `opencrane dev` arguments (ports included).
+    pub fn start_with(args: &[&str]) -> Self {
         // Relative paths are relative to the workspace (cargo runs tests in the package directory).
         let bin = workspace()
             .join(env::var_os("OPENCRANE_BIN").map(PathBuf::from).unwrap_or_else(|| "target/debug/opencrane".into()));
@@ -76,7 +82,9 @@ impl DevServer {
         assert!(site.join("pkg/opencrane.wasm").is_file(), "the browser bundle is missing in {}", site.display());
         let state_dir = env::temp_dir().join(format!("opencrane-e2e-{}-{}", std::process::id(), free_port()));
         let mut child = Command::new(&bin)
-            .args(["dev", "--port", "0", "--silo-port", "0", "--state-dir"])
+            .arg("dev")
+            .args(args)
+            .arg("--state-dir")
             .arg(&state_dir)
             .env("LEPTOS_SITE_ROOT", &site)
             .env("RUST_LOG", "warn")
@@ -106,8 +114,13 @@ impl DevServer {
                 server.silo_url = url().unwrap_or_default();
             }
         }
-        // Keep draining stdout so the server never blocks on a full pipe.
-        thread::spawn(move || while rx.recv().is_ok() {});
+        // Keep draining stdout so the server never blocks on a full pipe; the lines show up in
+        // the output of a failing test.
+        thread::spawn(move || {
+            while let Ok(line) = rx.recv() {
+                eprintln!("[opencrane] {line}");
+            }
+        });
         server
     }
 
@@ -210,6 +223,49 @@ pub fn http(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
+/// A real OpenID Provider (npm `oidc-provider`, see `end2end/oidc/provider.mjs`) on loopback;
+/// stopped on drop.
+pub struct OidcProvider {
+    child: Child,
+    /// `http://127.0.0.1:<port>`.
+    pub issuer: String,
+}
+
+impl OidcProvider {
+    /// Starts the provider on `port` with these clients (JSON client metadata) and extra scopes.
+    pub fn start(port: u16, clients: &Value, scopes: &str) -> Self {
+        let dir = workspace().join("end2end/oidc");
+        assert!(
+            dir.join("node_modules/oidc-provider").is_dir(),
+            "the test OpenID Provider is not installed: run `npm ci --prefix end2end/oidc` (cargo xtask test does)"
+        );
+        let child = Command::new("node")
+            .arg(dir.join("provider.mjs"))
+            .env("PORT", port.to_string())
+            .env("CLIENTS", clients.to_string())
+            .env("SCOPES", scopes)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start node (is Node.js installed?)");
+        let issuer = format!("http://127.0.0.1:{port}");
+        let discovery = format!("{issuer}/.well-known/openid-configuration");
+        wait_for("the OpenID Provider to answer", || {
+            TcpStream::connect(("127.0.0.1", port))
+                .ok()
+                .and_then(|_| (http("GET", &discovery, &[], None).0 == 200).then_some(()))
+        });
+        Self { child, issuer }
+    }
+}
+
+impl Drop for OidcProvider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A headless Chromium session through ChromeDriver; both quit on drop.
 pub struct Browser {
     driver: Child,
@@ -227,6 +283,11 @@ const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 impl Browser {
     /// Starts ChromeDriver and a headless Chromium.
     pub fn start() -> Self {
+        Self::start_with_hosts(&[])
+    }
+
+    /// Starts a browser that resolves `hosts` to 127.0.0.1 (for per-host sign-in on loopback).
+    pub fn start_with_hosts(hosts: &[&str]) -> Self {
         let driver_bin =
             find_on_path(&["chromedriver"]).expect("chromedriver not found: apt-get install chromium-driver");
         let chrome = env::var_os("CHROMIUM")
@@ -244,18 +305,27 @@ impl Browser {
         let base = format!("http://127.0.0.1:{port}");
         wait_for("chromedriver to listen", || TcpStream::connect(("127.0.0.1", port)).ok());
         let profile = env::temp_dir().join(format!("opencrane-e2e-chrome-{port}"));
+        let mut args = vec![
+            "--headless".to_owned(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--disable-dev-shm-usage".into(),
+            "--window-size=1280,900".into(),
+            format!("--user-data-dir={}", profile.display()),
+        ];
+        if !hosts.is_empty() {
+            let rules: Vec<String> = hosts.iter().map(|h| format!("MAP {h} 127.0.0.1")).collect();
+            args.push(format!("--host-resolver-rules={}", rules.join(", ")));
+        }
         let caps = json!({
             "capabilities": { "alwaysMatch": {
                 "browserName": "chrome",
-                "goog:chromeOptions": {
-                    "binary": chrome,
-                    "args": [
-                        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                        "--disable-dev-shm-usage", "--window-size=1280,900",
-                        format!("--user-data-dir={}", profile.display()),
-                    ]
-                }
+                "goog:chromeOptions": { "binary": chrome, "args": args }
             }}
         });
         let mut browser = Self { driver, base, session: String::new(), profile };
@@ -336,6 +406,11 @@ impl Browser {
     /// Runs `script` in the page and returns its result.
     pub fn eval(&self, script: &str) -> Value {
         self.call("POST", "/execute/sync", Some(json!({ "script": script, "args": [] })))
+    }
+
+    /// The cookies visible to the current page, with their attributes.
+    pub fn cookies(&self) -> Vec<Value> {
+        self.call("GET", "/cookie", None).as_array().cloned().unwrap_or_default()
     }
 
     /// The whole page's text.

@@ -250,6 +250,20 @@ pub struct DevArgs {
     /// Directory holding the browser bundle.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
+    /// Base domain for the demo silo's host (`<demo>.<base>`), e.g. for trying per-host sign-in
+    /// with a hosts entry that points it at 127.0.0.1.
+    #[arg(long, env = "PLATFORM_BASE_DOMAIN", value_parser = parse_domain)]
+    pub platform_base_domain: Option<String>,
+    /// The demo organisation's own OIDC client, served on `<demo>.<base>`.
+    #[arg(long)]
+    pub silo_org_client_id: Option<String>,
+    /// The demo organisation's Zitadel id (adds the org-restricting scope).
+    #[arg(long)]
+    pub silo_org_id: Option<String>,
+    /// Real sign-in instead of the development identity: set the issuer, client and redirect
+    /// URI (`http://127.0.0.1:<port>/api/v1/auth/callback`) of a provider.
+    #[command(flatten)]
+    pub oidc: OidcArgs,
 }
 
 /// Parses a feature switch: true/false, 1/0, on/off, yes/no (any case).

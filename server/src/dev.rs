@@ -24,8 +24,11 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::{
-    cli::DevArgs,
-    http::{self, AuthConfig, auth::Scope},
+    cli::{AuthArgs, DevArgs, OidcArgs},
+    http::{
+        self,
+        auth::{OrgClient, Scope, oidc::ClientConfig},
+    },
     roles,
 };
 
@@ -64,10 +67,42 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     seed_demo(&fleet_pool, &silo_pool, &args.demo_silo).await?;
 
     let token = load_or_create_token(&args.state_dir)?;
-    // Plain HTTP on loopback, the development identity, and the dev token; no sign-in.
-    let dev_auth = |scope| AuthConfig::tokens_only(vec![("dev".into(), token.clone())], true, scope, false);
-    let fleet_auth = dev_auth(Scope::Fleet);
-    let silo_auth = dev_auth(Scope::Silo { cluster_tenant: args.demo_silo.clone(), org_admin_groups: Vec::new() });
+    // Plain HTTP on loopback and the dev token; the development identity unless a real provider
+    // is configured.
+    let sign_in = args.oidc.issuer_url.is_some();
+    let fleet_args = AuthArgs {
+        oidc: args.oidc.clone(),
+        insecure_http: true,
+        trusted_proxies: Vec::new(),
+        api_token: None,
+        dev_identity: !sign_in,
+    };
+    // The demo silo signs in with its organisation's client only (the configured client's
+    // redirect URI points at the fleet).
+    let org = args.silo_org_client_id.clone().filter(|_| sign_in).map(|client_id| OrgClient {
+        client: ClientConfig {
+            client_id,
+            client_secret: None,
+            extra_scopes: args.silo_org_id.iter().map(|id| format!("urn:zitadel:iam:org:id:{id}")).collect(),
+        },
+        hosts: args.platform_base_domain.iter().map(|base| format!("{}.{base}", args.demo_silo)).collect(),
+    });
+    let silo_args = AuthArgs {
+        oidc: OidcArgs {
+            issuer_url: args.oidc.issuer_url.clone().filter(|_| org.is_some()),
+            client_id: None,
+            client_secret: None,
+            redirect_uri: None,
+            ..args.oidc.clone()
+        },
+        ..fleet_args.clone()
+    };
+    let dev_token = || vec![("dev".to_owned(), token.clone())];
+    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let fleet_auth = roles::auth_config(&fleet_args, loopback, dev_token(), Scope::Fleet, None)?;
+    let silo_scope =
+        Scope::Silo { cluster_tenant: args.demo_silo.clone(), org_admin_groups: args.oidc.org_admin_groups.clone() };
+    let silo_auth = roles::auth_config(&silo_args, loopback, dev_token(), silo_scope, org)?;
     let fleet_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let silo_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.silo_port));
     let fleet_listener = tokio::net::TcpListener::bind(fleet_addr)
@@ -82,26 +117,31 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let fleet = roles::fleet_state(
         roles::leptos_options(&args.site_root, fleet_addr, Env::DEV),
         fleet_pool,
-        None,
+        args.platform_base_domain.clone(),
         true,
         true,
-        false,
+        sign_in,
     );
     let silo = roles::silo_state(
         roles::leptos_options(&args.site_root, silo_addr, Env::DEV),
         silo_pool,
         args.demo_silo.clone(),
-        None,
-        false,
+        args.platform_base_domain.clone(),
+        silo_auth.0.oidc.is_some(),
     );
 
     let token_path = args.state_dir.join("token");
     println!(
         "\nOpenCrane dev is running.\n  Fleet console   http://{fleet_addr}\n  Demo silo       http://{silo_addr}   (customer “{silo}”)\n  \
-         Signed in as    the development operator (loopback only)\n  API token       {token}\n                  (in {tpath}; accepted as a bearer token in dev mode only)\n  \
+         Signed in as    {who}\n  API token       {token}\n                  (in {tpath}; accepted as a bearer token in dev mode only)\n  \
          Try             curl -H \"Authorization: Bearer $(cat {tpath})\" http://{fleet_addr}/api/v1/cluster-tenants\n  \
          PostgreSQL      127.0.0.1:{pg_port}, data in {pg_root}\nPress Ctrl-C to stop.\n",
         silo = args.demo_silo,
+        who = if sign_in {
+            "whoever signs in through the configured provider"
+        } else {
+            "the development operator (loopback only)"
+        },
         tpath = token_path.display(),
         pg_port = postgres.port(),
         pg_root = postgres.root().display(),

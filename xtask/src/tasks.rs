@@ -158,7 +158,8 @@ pub fn prepare() -> Result {
 pub fn test(args: &[String]) -> Result {
     let skip_e2e = args.iter().any(|a| a == "--skip-e2e");
     if !skip_e2e {
-        crate::tasks::check_browser()?;
+        check_browser()?;
+        install_test_provider()?;
     }
     site::ensure_wasm_target()?;
 
@@ -203,6 +204,20 @@ pub fn test(args: &[String]) -> Result {
         .env("DATABASE_URL", db.server.url("postgres"))
         .env("OPENCRANE_BIN", binary_path())
         .env("LEPTOS_SITE_ROOT", site))
+}
+
+/// The sign-in tests run a real OpenID Provider (npm `oidc-provider`) under Node.js; install its
+/// locked dependencies once.
+pub fn install_test_provider() -> Result {
+    let dir = root().join("end2end").join("oidc");
+    if dir.join("node_modules").join("oidc-provider").is_dir() {
+        return Ok(());
+    }
+    let npm = Command::new("npm").arg("--version").output();
+    if npm.map(|o| !o.status.success()).unwrap_or(true) {
+        return Err("the sign-in tests need Node.js and npm (Debian: `apt-get install nodejs npm`)".into());
+    }
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund", "--prefix"]).arg(&dir))
 }
 
 /// Chromium and its driver must be installed for the browser tests.

@@ -67,7 +67,7 @@ pub fn ErrorView(error: AppError) -> impl IntoView {
             <h1>{title}</h1>
             <p>{error.to_string()}</p>
             <p class="muted">{hint}</p>
-            {sign_in.then(|| view! { <p><a class="btn primary" href=crate::components::layout::sign_in_href(&here)>"Sign in"</a></p> })}
+            {sign_in.then(|| view! { <p><a class="btn primary sign-in" href=crate::components::layout::sign_in_href(&here)>"Sign in"</a></p> })}
         </section>
     }
 }

@@ -99,7 +99,7 @@ pub fn Shell(nav: Vec<NavItem>, children: Children) -> impl IntoView {
                                     .into_any()
                             }
                             None if sign_in => {
-                                view! { <a class="btn primary" href=sign_in_href(&path.get_untracked())>"Sign in"</a> }.into_any()
+                                view! { <a class="btn primary sign-in" href=sign_in_href(&path.get_untracked())>"Sign in"</a> }.into_any()
                             }
                             None => view! { <span class="muted">"Not signed in"</span> }.into_any(),
                         }}

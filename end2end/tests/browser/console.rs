@@ -1,12 +1,11 @@
-//! The product in a real browser: `opencrane dev` (its own PostgreSQL, both roles) driven through
-//! headless Chromium. These prove that hydration works — validation runs in the island as the
-//! admin types — and that the create and delete flows work end to end.
+//! The console in a real browser: hydration works — validation runs in the island as the admin
+//! types — and the create and delete flows work end to end.
 
 use opencrane_e2e::{Browser, DevServer, wait_for};
 
 /// Islands hydrate when the browser is idle, so input typed right after load can arrive before
 /// the island listens. Type, and retype until the island reacts (bounded by the harness timeout).
-fn type_until(browser: &Browser, input_css: &str, text: &str, reacted: impl Fn(&Browser) -> bool) {
+pub fn type_until(browser: &Browser, input_css: &str, text: &str, reacted: impl Fn(&Browser) -> bool) {
     wait_for(&format!("the island to react to typing into {input_css}"), || {
         let input = browser.wait(input_css);
         browser.clear(&input);
@@ -15,7 +14,7 @@ fn type_until(browser: &Browser, input_css: &str, text: &str, reacted: impl Fn(&
     });
 }
 
-fn error_text(browser: &Browser, id: &str) -> String {
+pub fn error_text(browser: &Browser, id: &str) -> String {
     browser.find(&format!("#{id}-error")).map(|e| browser.text(&e)).unwrap_or_default()
 }
 

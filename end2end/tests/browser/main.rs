@@ -1,0 +1,6 @@
+//! Browser end-to-end tests: the real `opencrane dev` (its own PostgreSQL, both roles) driven
+//! through headless Chromium, and for sign-in a real OpenID Provider (`oidc-provider`) on
+//! loopback. One test binary; a module per concern.
+
+mod console;
+mod sign_in;
