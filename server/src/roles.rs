@@ -225,7 +225,7 @@ fn oidc_setup(
     if fallback.is_none() && (matches!(scope, Scope::Fleet) || org.is_none()) {
         return Err(missing("OIDC_CLIENT_ID"));
     }
-    let provider = Provider::new(issuer).map_err(|e| anyhow::anyhow!(e))?;
+    let provider = Provider::new(issuer, Duration::from_secs(60)).map_err(|e| anyhow::anyhow!(e))?;
     let policy = SignInPolicy {
         scopes: args.scopes.split_whitespace().map(str::to_owned).collect(),
         groups_claim: args.groups_claim.clone(),

@@ -6,6 +6,7 @@
 
 mod cluster_tenants_api;
 mod isolation;
+mod oidc;
 mod pages;
 mod platform;
 mod support;

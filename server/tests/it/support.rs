@@ -94,13 +94,26 @@ impl Reply {
 
 /// Sends one request. `token`: send the operator token as a bearer.
 pub async fn send(router: &Router, method: Method, path: &str, body: Option<&str>, token: bool) -> Reply {
+    let auth = format!("Bearer {TOKEN}");
+    let headers: Vec<(&str, &str)> = if token { vec![("authorization", auth.as_str())] } else { Vec::new() };
+    send_with(router, method, path, body, &headers).await
+}
+
+/// Sends one request with these extra headers.
+pub async fn send_with(
+    router: &Router,
+    method: Method,
+    path: &str,
+    body: Option<&str>,
+    extra: &[(&str, &str)],
+) -> Reply {
     let mut req = Request::builder().method(method.clone()).uri(path);
-    if method == Method::GET {
+    for (name, value) in extra {
+        req = req.header(*name, *value);
+    }
+    if method == Method::GET && !extra.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept")) {
         // What a browser sends on navigation.
         req = req.header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8");
-    }
-    if token {
-        req = req.header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
     }
     let req = match body {
         Some(b) => req.header(header::CONTENT_TYPE, "application/json").body(Body::from(b.to_owned())),

@@ -159,7 +159,7 @@ pub struct Provider {
     state: RwLock<Option<ProviderState>>,
     refresh: Mutex<()>,
     /// Minimum time between two JWKS refetches (rate limit against unknown-`kid` floods).
-    pub jwks_refetch_interval: Duration,
+    jwks_refetch_interval: Duration,
 }
 
 impl std::fmt::Debug for Provider {
@@ -169,8 +169,9 @@ impl std::fmt::Debug for Provider {
 }
 
 impl Provider {
-    /// A provider at `issuer` (not contacted until first use).
-    pub fn new(issuer: &str) -> Result<Arc<Self>, String> {
+    /// A provider at `issuer` (not contacted until first use); an ID token naming an unknown key
+    /// makes it refetch the JWKS at most once per `jwks_refetch_interval`.
+    pub fn new(issuer: &str, jwks_refetch_interval: Duration) -> Result<Arc<Self>, String> {
         let issuer =
             IssuerUrl::new(issuer.trim_end_matches('/').to_owned()).map_err(|e| format!("OIDC_ISSUER_URL: {e}"))?;
         let http = openidconnect::reqwest::ClientBuilder::new()
@@ -179,13 +180,7 @@ impl Provider {
             .timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| format!("building the HTTP client: {e}"))?;
-        Ok(Arc::new(Self {
-            issuer,
-            http,
-            state: RwLock::new(None),
-            refresh: Mutex::new(()),
-            jwks_refetch_interval: Duration::from_secs(60),
-        }))
+        Ok(Arc::new(Self { issuer, http, state: RwLock::new(None), refresh: Mutex::new(()), jwks_refetch_interval }))
     }
 
     /// The issuer URL.
