@@ -6,6 +6,7 @@
 
 mod cluster_tenants_api;
 mod isolation;
+mod matrix;
 mod oidc;
 mod pages;
 mod platform;

@@ -115,7 +115,9 @@ pub async fn send_with(
         // What a browser sends on navigation.
         req = req.header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8");
     }
+    let typed = extra.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
     let req = match body {
+        Some(b) if typed => req.body(Body::from(b.to_owned())),
         Some(b) => req.header(header::CONTENT_TYPE, "application/json").body(Body::from(b.to_owned())),
         None => req.body(Body::empty()),
     }
@@ -139,4 +141,84 @@ pub fn create_body(name: &str) -> String {
         "owner": { "subject": "owner-subject" }
     })
     .to_string()
+}
+
+/// A signed-in browser session for `subject`, written straight into the role's session store
+/// the way the sign-in callback writes it; returns the `Cookie` header value. `expired`: its
+/// absolute lifetime is already over.
+pub async fn session_cookie(pool: &PgPool, subject: &str, operator: bool, expired: bool) -> String {
+    use opencrane::http::auth::{SessionUser, USER_KEY, oidc::VerifiedUser};
+    let now = chrono::Utc::now();
+    let user = SessionUser {
+        user: VerifiedUser {
+            subject: subject.into(),
+            issuer: "https://idp.test".into(),
+            email: Some(format!("{subject}@example.com")),
+            email_verified: Some(true),
+            name: Some(subject.into()),
+            groups: Vec::new(),
+            is_platform_operator: operator,
+            id_token: "header.payload.signature".into(),
+        },
+        client_id: "test-client".into(),
+        authenticated_at: now.timestamp() - 60,
+        expires_at: if expired { now.timestamp() - 1 } else { now.timestamp() + 3600 },
+    };
+    let id = tower_sessions::session::Id::default().to_string();
+    let data: std::collections::HashMap<String, Value> =
+        [(USER_KEY.to_owned(), serde_json::to_value(&user).unwrap())].into_iter().collect();
+    let record = opencrane_common_db::sessions::RecordRow {
+        id: id.clone(),
+        data: serde_json::to_vec(&data).unwrap(),
+        expiry_date: now + chrono::Duration::minutes(30),
+    };
+    opencrane_common_db::sessions::insert_record(pool, &record).await.unwrap();
+    let row = opencrane_common_db::sessions::SessionRow {
+        session_id: id.clone(),
+        subject: subject.into(),
+        email: user.user.email.clone(),
+        display_name: subject.into(),
+        user_agent: "test".into(),
+        ip: "127.0.0.1".into(),
+        created_at: now,
+        last_seen_at: now,
+        expires_at: now + chrono::Duration::hours(1),
+    };
+    opencrane_common_db::sessions::insert(pool, &row).await.unwrap();
+    format!("__Host-opencrane-session={id}")
+}
+
+/// The fleet router with sign-in "configured" (sessions are minted by [`session_cookie`]).
+pub fn fleet_signed_in(pool: PgPool) -> Router {
+    let state = roles::fleet_state(options(), pool, Some("example.com".into()), true, true, true);
+    router(state, false, Scope::Fleet)
+}
+
+/// A silo router for `acme` with sign-in "configured".
+pub fn silo_signed_in(pool: PgPool) -> Router {
+    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
+    router(roles::silo_state(options(), pool, "acme".into(), Some("example.com".into()), true), false, scope)
+}
+
+/// Headers of a same-origin browser request with `cookie`.
+pub fn browser(cookie: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("cookie", cookie.to_owned()),
+        ("host", "console.test".to_owned()),
+        ("origin", "https://console.test".to_owned()),
+        ("sec-fetch-site", "same-origin".to_owned()),
+        ("accept", "application/json".to_owned()),
+    ]
+}
+
+/// [`send_with`] taking owned header values.
+pub async fn send_as(
+    router: &Router,
+    method: Method,
+    path: &str,
+    body: Option<&str>,
+    headers: &[(&'static str, String)],
+) -> Reply {
+    let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    send_with(router, method, path, body, &borrowed).await
 }

@@ -25,13 +25,36 @@ fn schema(name: &str) -> Value {
 
 /// The operations mounted for `state`'s role and feature switches.
 pub fn operations(state: &AppState) -> Vec<Operation> {
-    let mut ops = vec![Operation {
-        method: "get",
-        path: "/auth/me",
-        summary: "Who the server thinks is calling",
-        body: None,
-        ok: (200, schema("AuthMe")),
-    }];
+    let mut ops = vec![
+        Operation {
+            method: "get",
+            path: "/auth/me",
+            summary: "Who the server thinks is calling",
+            body: None,
+            ok: (200, schema("AuthMe")),
+        },
+        Operation {
+            method: "get",
+            path: "/auth/login",
+            summary: "Start sign-in (?returnTo=/path): redirects to the identity provider; 503 without OIDC",
+            body: None,
+            ok: (303, json!({})),
+        },
+        Operation {
+            method: "get",
+            path: "/auth/callback",
+            summary: "The identity provider's redirect back; starts the session",
+            body: None,
+            ok: (200, json!({})),
+        },
+        Operation {
+            method: "post",
+            path: "/auth/logout",
+            summary: "End the session; answers {endSessionUrl} (or redirects a browser form post)",
+            body: None,
+            ok: (200, json!({ "type": "object", "properties": { "endSessionUrl": { "type": ["string", "null"] } } })),
+        },
+    ];
     if let RoleSettings::Fleet(fleet) = &state.role {
         if fleet.cluster_tenants_enabled {
             ops.extend([

@@ -1,0 +1,452 @@
+//! The access matrices, generated from what the server registers: every server function (from
+//! `server_fn_paths()`) and every REST route (from the OpenAPI operations) × principals ×
+//! objects. A route without a row here fails the test, so nothing new ships unexamined.
+//!
+//! - Cross-tenant: zero reads or writes of another organisation's objects, and another
+//!   organisation's object answers exactly like one that does not exist (no existence oracle).
+//! - CSRF: every state-changing call with a session cookie is refused from a foreign Origin,
+//!   from a cross-site fetch, with a `null` Origin, or with neither header; no server function
+//!   answers GET.
+
+use std::collections::BTreeSet;
+
+use axum::{
+    Router,
+    http::{Method, StatusCode},
+};
+use serde_json::Value;
+use sqlx::PgPool;
+
+use crate::support::{self, Reply, browser, send_as, session_cookie};
+
+/// What a route does, which decides who may call it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Acts on one ClusterTenant, given by name.
+    ClusterTenant,
+    /// Lists ClusterTenants (filtered for non-operators).
+    List,
+    /// Creates a ClusterTenant (operators, or people with a billing account).
+    Create,
+    /// A person's own things (billing account, sessions).
+    Person,
+    /// Platform operators only.
+    Operator,
+    /// Anyone (sign-in plumbing, the API description).
+    Public,
+    /// Silo: any member.
+    SiloMember,
+    /// Silo: owners and admins.
+    SiloAdmin,
+    /// Silo: one access token, by id.
+    Token,
+}
+
+struct Route {
+    method: Method,
+    /// A path; `{name}`/`{id}` are replaced by the object.
+    path: &'static str,
+    /// The JSON body, with `{name}`/`{id}` replaced by the object.
+    body: Option<&'static str>,
+    kind: Kind,
+}
+
+fn route(method: Method, path: &'static str, body: Option<&'static str>, kind: Kind) -> Route {
+    Route { method, path, body, kind }
+}
+
+const LIST_QUERY: &str =
+    r#"{"query":{"search":null,"phase":null,"tier":null,"sort":"name","descending":false,"limit":50,"offset":0}}"#;
+const CREATE: &str = r#"{"name":"made-by-matrix","displayName":"Made","isolationTier":"shared","compute":{"mode":"shared"},"resources":{"quota":{}},"owner":{"subject":"otto"}}"#;
+
+fn fleet_routes() -> Vec<Route> {
+    use Kind::*;
+    vec![
+        route(Method::POST, "/api/fleet/cluster-tenants/list", Some(LIST_QUERY), List),
+        route(Method::POST, "/api/fleet/cluster-tenants/get", Some(r#"{"name":"{name}"}"#), ClusterTenant),
+        route(Method::POST, "/api/fleet/cluster-tenants/create", Some(r#"{"request":CREATE}"#), Create),
+        route(
+            Method::POST,
+            "/api/fleet/cluster-tenants/update",
+            Some(r#"{"name":"{name}","request":{"displayName":"Changed"}}"#),
+            ClusterTenant,
+        ),
+        route(
+            Method::POST,
+            "/api/fleet/cluster-tenants/delete",
+            Some(r#"{"name":"{name}","confirmation":"{name}"}"#),
+            ClusterTenant,
+        ),
+        route(Method::POST, "/api/fleet/billing/mine", Some("{}"), Person),
+        route(Method::POST, "/api/fleet/billing/save", Some(r#"{"request":{"displayName":"Mine"}}"#), Person),
+        route(Method::POST, "/api/fleet/audit/list", Some(r#"{"query":{}}"#), Operator),
+        route(Method::POST, "/api/fleet/sessions/list", Some("{}"), Person),
+        route(Method::POST, "/api/fleet/sessions/revoke", Some(r#"{"what":{"scope":"myOthers"}}"#), Person),
+        route(Method::GET, "/api/v1/cluster-tenants", None, List),
+        route(Method::POST, "/api/v1/cluster-tenants", Some(CREATE), Create),
+        route(Method::GET, "/api/v1/cluster-tenants/{name}", None, ClusterTenant),
+        route(Method::PUT, "/api/v1/cluster-tenants/{name}", Some(r#"{"displayName":"Changed"}"#), ClusterTenant),
+        route(Method::DELETE, "/api/v1/cluster-tenants/{name}", None, ClusterTenant),
+        route(Method::GET, "/api/v1/cluster-tenants/{name}/status", None, ClusterTenant),
+        route(Method::POST, "/api/v1/billing-accounts", Some("{}"), Person),
+        route(Method::GET, "/api/v1/billing-accounts/me", None, Person),
+        route(Method::GET, "/api/v1/auth/me", None, Public),
+        route(Method::GET, "/api/v1/auth/login", None, Public),
+        route(Method::GET, "/api/v1/auth/callback", None, Public),
+        route(Method::POST, "/api/v1/auth/logout", None, Public),
+        route(Method::GET, "/api/v1/openapi.json", None, Public),
+    ]
+}
+
+fn silo_routes() -> Vec<Route> {
+    use Kind::*;
+    vec![
+        route(Method::POST, "/api/silo/overview", Some("{}"), SiloMember),
+        route(Method::POST, "/api/silo/members/list", Some("{}"), SiloAdmin),
+        route(Method::POST, "/api/silo/audit/list", Some(r#"{"query":{}}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/sessions/list", Some("{}"), Person),
+        route(Method::POST, "/api/silo/sessions/revoke", Some(r#"{"what":{"scope":"myOthers"}}"#), Person),
+        route(Method::POST, "/api/silo/tokens/list", Some("{}"), SiloAdmin),
+        route(Method::POST, "/api/silo/tokens/create", Some(r#"{"request":{"name":"ci","role":"member"}}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/tokens/revoke", Some(r#"{"id":"{id}"}"#), Token),
+        route(Method::GET, "/api/v1/auth/me", None, Public),
+        route(Method::GET, "/api/v1/auth/login", None, Public),
+        route(Method::GET, "/api/v1/auth/callback", None, Public),
+        route(Method::POST, "/api/v1/auth/logout", None, Public),
+        route(Method::GET, "/api/v1/openapi.json", None, Public),
+    ]
+}
+
+/// Fails when the server registers a server function or REST route of `role` that the table
+/// has no row for.
+fn assert_complete(routes: &[Route], prefix: &str, state: &app::state::AppState) {
+    let mut registered: BTreeSet<(String, String)> = server_fn::axum::server_fn_paths()
+        .filter(|(p, _)| p.starts_with(prefix))
+        .map(|(p, m)| (m.to_string(), p.to_owned()))
+        .collect();
+    for op in opencrane::http::rest::openapi::operations(state) {
+        registered.insert((op.method.to_uppercase(), format!("/api/v1{}", op.path)));
+    }
+    let covered: BTreeSet<(String, String)> =
+        routes.iter().map(|r| (r.method.to_string(), r.path.to_owned())).collect();
+    let missing: Vec<_> = registered.difference(&covered).collect();
+    assert!(missing.is_empty(), "routes without a row in the access matrix: {missing:?}");
+}
+
+async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, String)]) -> Reply {
+    let path = r.path.replace("{name}", object).replace("{id}", object);
+    let body = r.body.map(|b| b.replace("CREATE", CREATE).replace("{name}", object).replace("{id}", object));
+    send_as(app, r.method.clone(), &path, body.as_deref(), headers).await
+}
+
+/// The body without what differs between two otherwise identical answers.
+fn normalised(reply: &Reply) -> (StatusCode, Value) {
+    let mut body: Value = serde_json::from_str(&reply.text).unwrap_or(Value::String(reply.text.clone()));
+    if let Some(map) = body.as_object_mut() {
+        map.remove("requestId");
+    }
+    (reply.status, body)
+}
+
+async fn seed_fleet(db: &PgPool) {
+    sqlx::query(
+        "INSERT INTO cluster_tenants (name, display_name) VALUES ('acme-a', 'A'), ('acme-b', 'B') ON CONFLICT DO NOTHING",
+    )
+    .execute(db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES
+           ('acme-a', 'otto', 'owner'), ('acme-a', 'mia', 'member'), ('acme-b', 'bea', 'owner')
+         ON CONFLICT DO NOTHING",
+    )
+    .execute(db)
+    .await
+    .unwrap();
+    sqlx::query("DELETE FROM cluster_tenants WHERE name = 'made-by-matrix'").execute(db).await.unwrap();
+    sqlx::query("UPDATE cluster_tenants SET display_name = upper(substr(name, 6)) WHERE name IN ('acme-a', 'acme-b')")
+        .execute(db)
+        .await
+        .unwrap();
+}
+
+#[sqlx::test(migrations = false)]
+async fn fleet_cross_tenant_matrix(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let app = support::fleet_signed_in(db.clone());
+    let state = opencrane::roles::fleet_state(
+        opencrane::roles::leptos_options(
+            std::path::Path::new("target/site"),
+            "127.0.0.1:0".parse().unwrap(),
+            leptos::config::Env::DEV,
+        ),
+        db.clone(),
+        None,
+        true,
+        true,
+        true,
+    );
+    let routes = fleet_routes();
+    assert_complete(&routes, "/api/fleet/", &state);
+    seed_fleet(&db).await;
+
+    let operator = browser(&session_cookie(&db, "ana", true, false).await);
+    let owner_a = browser(&session_cookie(&db, "otto", false, false).await);
+    let member_a = browser(&session_cookie(&db, "mia", false, false).await);
+    let owner_b = browser(&session_cookie(&db, "bea", false, false).await);
+    let expired = browser(&session_cookie(&db, "otto", false, true).await);
+    let anonymous = browser("");
+
+    for r in &routes {
+        let ok = |reply: &Reply, who: &str| {
+            assert!(reply.status.is_success(), "{who}: {} {} → {} {}", r.method, r.path, reply.status, reply.text)
+        };
+        let status = |reply: &Reply, expected: StatusCode, who: &str| {
+            assert_eq!(reply.status, expected, "{who}: {} {} → {}", r.method, r.path, reply.text)
+        };
+        match r.kind {
+            Kind::ClusterTenant => {
+                for (who, headers, own, other) in
+                    [("owner of A", &owner_a, "acme-a", "acme-b"), ("owner of B", &owner_b, "acme-b", "acme-a")]
+                {
+                    seed_fleet(&db).await;
+                    ok(&call(&app, r, own, headers).await, who);
+                    // Another organisation's object looks exactly like a missing one.
+                    seed_fleet(&db).await;
+                    let theirs = call(&app, r, other, headers).await;
+                    status(&theirs, StatusCode::NOT_FOUND, who);
+                    sqlx::query("DELETE FROM cluster_tenants WHERE name = $1").bind(other).execute(&db).await.unwrap();
+                    let missing = call(&app, r, other, headers).await;
+                    assert_eq!(
+                        normalised(&theirs),
+                        normalised(&missing),
+                        "{who}: {} {} is an existence oracle",
+                        r.method,
+                        r.path
+                    );
+                    seed_fleet(&db).await;
+                    let stored: String = sqlx::query_scalar("SELECT display_name FROM cluster_tenants WHERE name = $1")
+                        .bind(other)
+                        .fetch_one(&db)
+                        .await
+                        .unwrap();
+                    assert_ne!(stored, "Changed", "{who} changed another organisation's customer");
+                }
+                seed_fleet(&db).await;
+                let member = call(&app, r, "acme-a", &member_a).await;
+                status(&member, StatusCode::FORBIDDEN, "member of A on A");
+                seed_fleet(&db).await;
+                ok(&call(&app, r, "acme-b", &operator).await, "operator");
+                status(&call(&app, r, "no-such-customer", &operator).await, StatusCode::NOT_FOUND, "operator, missing");
+                for (who, headers) in [("anonymous", &anonymous), ("expired session", &expired)] {
+                    seed_fleet(&db).await;
+                    status(&call(&app, r, "acme-a", headers).await, StatusCode::UNAUTHORIZED, who);
+                }
+            }
+            Kind::List => {
+                let mine = call(&app, r, "", &owner_a).await;
+                ok(&mine, "owner of A");
+                assert!(mine.text.contains("acme-a") && !mine.text.contains("acme-b"), "{}: {}", r.path, mine.text);
+                let members = call(&app, r, "", &member_a).await;
+                ok(&members, "member of A");
+                assert!(!members.text.contains("acme-"), "a member manages nothing: {}", members.text);
+                let all = call(&app, r, "", &operator).await;
+                assert!(all.text.contains("acme-a") && all.text.contains("acme-b"));
+                status(&call(&app, r, "", &anonymous).await, StatusCode::UNAUTHORIZED, "anonymous");
+            }
+            Kind::Create => {
+                seed_fleet(&db).await;
+                let refused = call(&app, r, "", &owner_a).await;
+                status(&refused, StatusCode::FORBIDDEN, "without a billing account");
+                assert!(refused.text.contains("BILLING_ACCOUNT_REQUIRED"));
+                ok(&call(&app, r, "", &operator).await, "operator");
+                seed_fleet(&db).await;
+                status(&call(&app, r, "", &anonymous).await, StatusCode::UNAUTHORIZED, "anonymous");
+            }
+            Kind::Person => {
+                ok(&call(&app, r, "", &member_a).await, "a person");
+                status(&call(&app, r, "", &anonymous).await, StatusCode::UNAUTHORIZED, "anonymous");
+            }
+            Kind::Operator => {
+                ok(&call(&app, r, "", &operator).await, "operator");
+                status(&call(&app, r, "", &owner_a).await, StatusCode::FORBIDDEN, "owner");
+                status(&call(&app, r, "", &anonymous).await, StatusCode::UNAUTHORIZED, "anonymous");
+            }
+            Kind::Public => {
+                let reply = call(&app, r, "", &anonymous).await;
+                assert!(
+                    !matches!(reply.status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN),
+                    "{} {}",
+                    r.method,
+                    r.path
+                );
+            }
+            other => panic!("{other:?} is not a fleet kind"),
+        }
+    }
+}
+
+#[sqlx::test(migrations = false)]
+async fn silo_access_matrix(pool: PgPool) {
+    let db = support::silo_db(&pool).await;
+    let app = support::silo_signed_in(db.clone());
+    let state = opencrane::roles::silo_state(
+        opencrane::roles::leptos_options(
+            std::path::Path::new("target/site"),
+            "127.0.0.1:0".parse().unwrap(),
+            leptos::config::Env::DEV,
+        ),
+        db.clone(),
+        "acme".into(),
+        None,
+        true,
+    );
+    let routes = silo_routes();
+    assert_complete(&routes, "/api/silo/", &state);
+    for (subject, role) in [("otto", "owner"), ("mia", "member")] {
+        opencrane_silo_db::memberships::upsert(&db, "acme", subject, role, "active").await.unwrap();
+    }
+    // Another silo's database, with its own token: its ids mean nothing here.
+    let other_silo = support::silo_db(&pool).await;
+    let theirs = new_token(&other_silo, "bea", "secret-of-another-silo").await;
+
+    let operator = browser(&session_cookie(&db, "ana", true, false).await);
+    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let member = browser(&session_cookie(&db, "mia", false, false).await);
+    let outsider = browser(&session_cookie(&db, "bea", false, false).await);
+    let expired = browser(&session_cookie(&db, "otto", false, true).await);
+    let anonymous = browser("");
+    let revoked_secret = "ocp_0123456789abcdef0123456789abcdef0123456789abcdef";
+    let revoked = new_token(&db, "otto", revoked_secret).await;
+    opencrane_silo_db::access_tokens::revoke(&db, revoked).await.unwrap();
+    let revoked_token =
+        vec![("authorization", format!("Bearer {revoked_secret}")), ("accept", "application/json".to_owned())];
+
+    for r in &routes {
+        let expect = |reply: &Reply, expected: StatusCode, who: &str| {
+            assert_eq!(reply.status, expected, "{who}: {} {} → {}", r.method, r.path, reply.text)
+        };
+        let ok = |reply: &Reply, who: &str| {
+            assert!(reply.status.is_success(), "{who}: {} {} → {} {}", r.method, r.path, reply.status, reply.text)
+        };
+        if r.kind != Kind::Public {
+            for (who, headers) in [("anonymous", &anonymous), ("expired session", &expired)] {
+                expect(&call(&app, r, "x", headers).await, StatusCode::UNAUTHORIZED, who);
+            }
+            expect(&call(&app, r, "x", &revoked_token).await, StatusCode::UNAUTHORIZED, "revoked token");
+        }
+        match r.kind {
+            Kind::SiloMember => {
+                for (who, headers) in [("operator", &operator), ("owner", &owner), ("member", &member)] {
+                    ok(&call(&app, r, "", headers).await, who);
+                }
+                expect(&call(&app, r, "", &outsider).await, StatusCode::FORBIDDEN, "outsider");
+            }
+            Kind::SiloAdmin => {
+                for (who, headers) in [("operator", &operator), ("owner", &owner)] {
+                    ok(&call(&app, r, "", headers).await, who);
+                }
+                for (who, headers) in [("member", &member), ("outsider", &outsider)] {
+                    expect(&call(&app, r, "", headers).await, StatusCode::FORBIDDEN, who);
+                }
+            }
+            Kind::Token => {
+                let mine = new_token(&db, "otto", &format!("ocp_{}", uuid::Uuid::new_v4().simple())).await.to_string();
+                expect(&call(&app, r, &mine, &member).await, StatusCode::FORBIDDEN, "member");
+                ok(&call(&app, r, &mine, &owner).await, "owner, own silo's token");
+                let other = call(&app, r, &theirs.to_string(), &owner).await;
+                let missing = call(&app, r, &uuid::Uuid::new_v4().to_string(), &owner).await;
+                expect(&other, StatusCode::NOT_FOUND, "another silo's token");
+                assert_eq!(normalised(&other), normalised(&missing), "another silo's token is an existence oracle");
+                let untouched: Option<chrono::DateTime<chrono::Utc>> =
+                    sqlx::query_scalar("SELECT revoked_at FROM access_tokens WHERE id = $1")
+                        .bind(theirs)
+                        .fetch_one(&other_silo)
+                        .await
+                        .unwrap();
+                assert!(untouched.is_none());
+            }
+            Kind::Person => {
+                for (who, headers) in [("member", &member), ("outsider", &outsider)] {
+                    ok(&call(&app, r, "", headers).await, who);
+                }
+            }
+            Kind::Public => {
+                let reply = call(&app, r, "", &anonymous).await;
+                assert!(
+                    !matches!(reply.status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN),
+                    "{} {}",
+                    r.method,
+                    r.path
+                );
+            }
+            other => panic!("{other:?} is not a silo kind"),
+        }
+    }
+}
+
+async fn new_token(db: &PgPool, owner: &str, secret: &str) -> uuid::Uuid {
+    let hash = app::service::tokens::hash(secret);
+    let token = opencrane_silo_db::access_tokens::NewAccessToken {
+        name: "matrix",
+        owner_subject: owner,
+        role: "admin",
+        token_hash: &hash,
+        prefix: &secret[..10],
+        expires_at: None,
+    };
+    opencrane_silo_db::access_tokens::insert(db, &token).await.unwrap().id
+}
+
+/// Every state-changing server function and REST route × a hostile request shape: none passes.
+#[sqlx::test(migrations = false)]
+async fn csrf_matrix(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let app = support::fleet_signed_in(db.clone());
+    seed_fleet(&db).await;
+    let cookie = session_cookie(&db, "ana", true, false).await;
+    let hostile: Vec<(&str, Vec<(&'static str, String)>)> = vec![
+        ("cross-site fetch", vec![("sec-fetch-site", "cross-site".into()), ("origin", "https://evil.test".into())]),
+        ("same-site but not same-origin", vec![("sec-fetch-site", "same-site".into())]),
+        ("foreign Origin", vec![("origin", "https://evil.test".into())]),
+        ("null Origin", vec![("origin", "null".into())]),
+        ("plain-HTTP Origin of this host", vec![("origin", "http://console.test".into())]),
+        ("neither header", vec![]),
+    ];
+    let mut checked = 0;
+    for r in fleet_routes().iter().filter(|r| r.method != Method::GET) {
+        for (shape, extra) in &hostile {
+            let mut headers = vec![("cookie", cookie.clone()), ("host", "console.test".to_owned())];
+            headers.extend(extra.iter().cloned());
+            for content_type in ["application/json", "application/x-www-form-urlencoded", "text/plain"] {
+                let mut headers = headers.clone();
+                headers.push(("content-type", content_type.to_owned()));
+                let reply = call(&app, r, "acme-a", &headers).await;
+                assert_eq!(
+                    reply.status,
+                    StatusCode::FORBIDDEN,
+                    "{shape} ({content_type}): {} {} → {}",
+                    r.method,
+                    r.path,
+                    reply.text
+                );
+                assert!(reply.text.contains("CSRF_"), "{}", reply.text);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 12 * 6 * 3, "the matrix must cover every mutating route ({checked})");
+    assert!(
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM cluster_tenants").fetch_one(&db).await.unwrap() == 2,
+        "nothing changed"
+    );
+
+    // No server function answers GET (so none can be triggered by a link or an image).
+    for (path, _) in server_fn::axum::server_fn_paths().filter(|(p, _)| p.starts_with("/api/fleet/")) {
+        let reply = send_as(&app, Method::GET, path, None, &browser(&cookie)).await;
+        assert!(!reply.status.is_success(), "GET {path} → {}", reply.status);
+    }
+    // The same calls from this origin pass the CSRF check.
+    let fine = send_as(&app, Method::POST, "/api/fleet/billing/mine", Some("{}"), &browser(&cookie)).await;
+    assert_eq!(fine.status, StatusCode::OK, "{}", fine.text);
+}
