@@ -317,3 +317,58 @@ pub async fn serve_on(
     tracing::info!(role = role.as_str(), "stopped");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn fleet(extra: &[&str]) -> FleetArgs {
+        let mut argv = vec!["opencrane", "fleet-manager", "--database-url", "postgres://x/y"];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::FleetManager(args) => args,
+            _ => unreachable!("parsed the fleet-manager command"),
+        }
+    }
+
+    fn config(args: &FleetArgs, bind: &str) -> anyhow::Result<AuthConfig> {
+        auth_config(&args.auth, format!("{bind}:8080").parse().unwrap(), Vec::new(), Scope::Fleet, None)
+    }
+
+    #[test]
+    fn partial_oidc_configuration_names_what_is_missing() {
+        let issuer_only = config(&fleet(&["--oidc-issuer-url", "https://idp.test"]), "0.0.0.0").unwrap_err();
+        assert!(issuer_only.to_string().contains("OIDC_CLIENT_ID"), "{issuer_only}");
+        let no_redirect =
+            config(&fleet(&["--oidc-issuer-url", "https://idp.test", "--oidc-client-id", "c"]), "0.0.0.0").unwrap_err();
+        assert!(no_redirect.to_string().contains("OIDC_REDIRECT_URI"), "{no_redirect}");
+        let no_issuer =
+            config(&fleet(&["--oidc-client-id", "c", "--oidc-redirect-uri", "https://a/cb"]), "0.0.0.0").unwrap_err();
+        assert!(no_issuer.to_string().contains("OIDC_ISSUER_URL"), "{no_issuer}");
+        let plain =
+            ["--oidc-issuer-url", "https://idp.test", "--oidc-client-id", "c", "--oidc-redirect-uri", "http://a/cb"];
+        assert!(config(&fleet(&plain), "0.0.0.0").unwrap_err().to_string().contains("https"));
+        let complete =
+            ["--oidc-issuer-url", "https://idp.test", "--oidc-client-id", "c", "--oidc-redirect-uri", "https://a/cb"];
+        let auth = config(&fleet(&complete), "0.0.0.0").unwrap();
+        assert!(auth.0.oidc.is_some() && auth.0.secure);
+        assert!(config(&fleet(&[]), "0.0.0.0").unwrap().0.oidc.is_none(), "no OIDC settings: sign-in off");
+    }
+
+    #[test]
+    fn loopback_only_switches_are_refused_elsewhere() {
+        let dev = fleet(&["--dev-identity", "true"]);
+        assert!(config(&dev, "0.0.0.0").unwrap_err().to_string().contains("loopback"));
+        assert!(config(&dev, "127.0.0.1").is_ok());
+        let insecure = fleet(&["--insecure-http", "true"]);
+        assert!(config(&insecure, "10.0.0.5").unwrap_err().to_string().contains("loopback"));
+        assert!(!config(&insecure, "127.0.0.1").unwrap().0.secure);
+        let short = fleet(&["--api-token", "short"]);
+        assert!(config(&short, "0.0.0.0").unwrap_err().to_string().contains("too short"));
+        let proxies = fleet(&["--trusted-proxies", "10.0.0.0/8,nonsense"]);
+        assert!(config(&proxies, "0.0.0.0").unwrap_err().to_string().contains("OPENCRANE_TRUSTED_PROXIES"));
+    }
+}
