@@ -1,6 +1,5 @@
 //! Database tests against a fresh silo database per test.
 
-use serde_json::json;
 use sqlx::PgPool;
 
 use crate::{access_tokens, memberships};

@@ -43,7 +43,7 @@ fn encode(record: &Record) -> Result<RecordRow> {
     })
 }
 
-fn backend(err: opencrane_db::Error) -> Error {
+fn backend(err: &opencrane_db::Error) -> Error {
     Error::Backend(err.to_string())
 }
 
@@ -52,7 +52,7 @@ impl SessionStore for PgSessionStore {
     async fn create(&self, record: &mut Record) -> Result<()> {
         // A fresh id until one is free (collisions of 128-bit ids are theoretical, but handled).
         loop {
-            if db::insert_record(&self.pool, &encode(record)?).await.map_err(backend)? {
+            if db::insert_record(&self.pool, &encode(record)?).await.map_err(|e| backend(&e))? {
                 return Ok(());
             }
             record.id = Id::default();
@@ -60,11 +60,13 @@ impl SessionStore for PgSessionStore {
     }
 
     async fn save(&self, record: &Record) -> Result<()> {
-        db::save_record(&self.pool, &encode(record)?).await.map_err(backend)
+        db::save_record(&self.pool, &encode(record)?).await.map_err(|e| backend(&e))
     }
 
     async fn load(&self, id: &Id) -> Result<Option<Record>> {
-        let Some(row) = db::load_record(&self.pool, &id.to_string()).await.map_err(backend)? else { return Ok(None) };
+        let Some(row) = db::load_record(&self.pool, &id.to_string()).await.map_err(|e| backend(&e))? else {
+            return Ok(None);
+        };
         Ok(Some(Record {
             id: *id,
             data: serde_json::from_slice(&row.data).map_err(|e| Error::Decode(e.to_string()))?,
@@ -73,6 +75,6 @@ impl SessionStore for PgSessionStore {
     }
 
     async fn delete(&self, id: &Id) -> Result<()> {
-        db::delete_record(&self.pool, &id.to_string()).await.map_err(backend)
+        db::delete_record(&self.pool, &id.to_string()).await.map_err(|e| backend(&e))
     }
 }
