@@ -98,3 +98,26 @@ pub fn EmptyState(
         </div>
     }
 }
+
+/// A plain data table: a header row of labels (the last may be empty for an actions column) and
+/// the rows as children.
+#[component]
+pub fn DataTable(headers: &'static [&'static str], children: Children) -> impl IntoView {
+    let heads = headers
+        .iter()
+        .map(|h| match *h {
+            "" => view! { <th scope="col"><span class="visually-hidden">"Actions"</span></th> }.into_any(),
+            label => view! { <th scope="col">{label}</th> }.into_any(),
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="data">
+                <thead>
+                    <tr>{heads}</tr>
+                </thead>
+                <tbody>{children()}</tbody>
+            </table>
+        </div>
+    }
+}

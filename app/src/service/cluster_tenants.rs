@@ -97,6 +97,25 @@ fn sort_key(sort: SortBy) -> SortKey {
     }
 }
 
+/// The rows of one page and the total, for a filter the caller's visibility already narrowed.
+async fn fetch_page(
+    state: &AppState,
+    caller: &Caller,
+    filter: &ListFilter,
+    (sort, descending): (SortKey, bool),
+    (limit, offset): (i64, i64),
+) -> Result<(Vec<ClusterTenant>, i64), AppError> {
+    let mut conn = state.pool.acquire().await.map_err(|e| sql_failure(caller, e))?;
+    let total = db::count(&mut *conn, filter).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&mut conn, filter, sort, descending, limit, offset).await.map_err(|e| db_failure(caller, e))?;
+    let items = rows
+        .into_iter()
+        .map(|r| to_wire(r.row, Some(r.active_members)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| internal(caller, &e))?;
+    Ok((items, total))
+}
+
 /// One page of ClusterTenants with the total count.
 pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result<ClusterTenantPage, AppError> {
     settings(state)?;
@@ -109,16 +128,8 @@ pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result
     };
     let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
     let offset = query.offset.max(0);
-    let mut conn = state.pool.acquire().await.map_err(|e| sql_failure(caller, e))?;
-    let total = db::count(&mut *conn, &filter).await.map_err(|e| db_failure(caller, e))?;
-    let rows = db::list(&mut conn, &filter, sort_key(query.sort), query.descending, limit, offset)
-        .await
-        .map_err(|e| db_failure(caller, e))?;
-    let items = rows
-        .into_iter()
-        .map(|r| to_wire(r.row, Some(r.active_members)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| internal(caller, &e))?;
+    let (items, total) =
+        fetch_page(state, caller, &filter, (sort_key(query.sort), query.descending), (limit, offset)).await?;
     Ok(ClusterTenantPage { items, total, query: ListQuery { limit, offset, ..query } })
 }
 
@@ -132,17 +143,8 @@ pub async fn list_all(
     settings(state)?;
     let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
     let filter = ListFilter { names: visible_names(principal), ..ListFilter::default() };
-    let mut conn = state.pool.acquire().await.map_err(|e| sql_failure(caller, e))?;
-    let total = db::count(&mut *conn, &filter).await.map_err(|e| db_failure(caller, e))?;
-    let rows = db::list(&mut conn, &filter, SortKey::CreatedAt, false, limit.unwrap_or(i64::MAX).max(0), offset.max(0))
-        .await
-        .map_err(|e| db_failure(caller, e))?;
-    let items = rows
-        .into_iter()
-        .map(|r| to_wire(r.row, Some(r.active_members)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| internal(caller, &e))?;
-    Ok((items, total))
+    let page = (limit.unwrap_or(i64::MAX).max(0), offset.max(0));
+    fetch_page(state, caller, &filter, (SortKey::CreatedAt, false), page).await
 }
 
 /// One ClusterTenant.

@@ -11,7 +11,7 @@ use crate::{
         feedback::{Badge, ErrorView},
         format::timestamp,
         layout::PageHeader,
-        table::EmptyState,
+        table::{DataTable, EmptyState},
     },
     model::audit::{AuditPage, AuditQuery},
 };
@@ -110,21 +110,7 @@ fn Entries(page: AuditPage, query: AuditQuery) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap">
-            <table class="data">
-                <thead>
-                    <tr>
-                        <th scope="col">"Time (UTC)"</th>
-                        <th scope="col">"Actor"</th>
-                        <th scope="col">"Action"</th>
-                        <th scope="col">"Target"</th>
-                        <th scope="col">"Outcome"</th>
-                        <th scope="col">"Request"</th>
-                    </tr>
-                </thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <DataTable headers=&["Time (UTC)", "Actor", "Action", "Target", "Outcome", "Request"]>{rows}</DataTable>
         {page.next_before.map(|b| view! { <p><a class="btn" href=query.next_href(b)>"Older entries ›"</a></p> })}
     }
 }

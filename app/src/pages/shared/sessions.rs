@@ -10,7 +10,7 @@ use crate::{
         feedback::{ErrorView, Notice},
         format::timestamp,
         layout::PageHeader,
-        table::EmptyState,
+        table::{DataTable, EmptyState},
     },
     current_principal,
     islands::session_actions::RevokeButton,
@@ -101,21 +101,6 @@ fn SessionTable(role: Role, sessions: Vec<SessionView>, me: String) -> impl Into
         .collect_view();
     view! {
         {others.then(|| view! { <Notice tone="info">"You are seeing your members' sessions as an owner or admin."</Notice> })}
-        <div class="table-wrap">
-            <table class="data">
-                <thead>
-                    <tr>
-                        <th scope="col">"Who"</th>
-                        <th scope="col">"Browser"</th>
-                        <th scope="col">"Address"</th>
-                        <th scope="col">"Signed in (UTC)"</th>
-                        <th scope="col">"Last seen"</th>
-                        <th scope="col">"Ends at the latest"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
-                    </tr>
-                </thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <DataTable headers=&["Who", "Browser", "Address", "Signed in (UTC)", "Last seen", "Ends at the latest", ""]>{rows}</DataTable>
     }
 }

@@ -9,7 +9,7 @@ use crate::{
         feedback::{Badge, ErrorView},
         format::timestamp,
         layout::PageHeader,
-        table::EmptyState,
+        table::{DataTable, EmptyState},
     },
 };
 
@@ -44,19 +44,7 @@ pub fn MembersPage() -> impl IntoView {
                             })
                             .collect_view();
                         view! {
-                            <div class="table-wrap">
-                                <table class="data">
-                                    <thead>
-                                        <tr>
-                                            <th scope="col">"Subject"</th>
-                                            <th scope="col">"Role"</th>
-                                            <th scope="col">"Status"</th>
-                                            <th scope="col">"Updated"</th>
-                                        </tr>
-                                    </thead>
-                                    <tbody>{rows}</tbody>
-                                </table>
-                            </div>
+                            <DataTable headers=&["Subject", "Role", "Status", "Updated"]>{rows}</DataTable>
                         }
                             .into_any()
                     }

@@ -6,7 +6,12 @@ use leptos_meta::Title;
 
 use crate::{
     api::silo::list_tokens,
-    components::{feedback::ErrorView, format::timestamp, layout::PageHeader, table::EmptyState},
+    components::{
+        feedback::ErrorView,
+        format::timestamp,
+        layout::PageHeader,
+        table::{DataTable, EmptyState},
+    },
     islands::token_form::{RevokeTokenButton, TokenForm},
     model::session::AccessTokenView,
 };
@@ -61,23 +66,7 @@ fn TokenTable(tokens: Vec<AccessTokenView>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap">
-            <table class="data">
-                <thead>
-                    <tr>
-                        <th scope="col">"Name"</th>
-                        <th scope="col">"Token"</th>
-                        <th scope="col">"Role"</th>
-                        <th scope="col">"Acts for"</th>
-                        <th scope="col">"Created (UTC)"</th>
-                        <th scope="col">"Last used"</th>
-                        <th scope="col">"State"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
-                    </tr>
-                </thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <DataTable headers=&["Name", "Token", "Role", "Acts for", "Created (UTC)", "Last used", "State", ""]>{rows}</DataTable>
     }
     .into_any()
 }

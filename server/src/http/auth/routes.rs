@@ -153,6 +153,11 @@ fn page(status: StatusCode, title: &str, body: &str, link: (&str, &str)) -> Resp
     (status, Html(html)).into_response()
 }
 
+/// The page for a sign-in that failed on our side (storage, audit): nothing to fix but waiting.
+fn try_later() -> Response {
+    page(StatusCode::SERVICE_UNAVAILABLE, "Sign-in unavailable", "Please try again in a moment.", ("/", "Home"))
+}
+
 #[derive(Deserialize)]
 struct LoginQuery {
     #[serde(rename = "returnTo")]
@@ -299,12 +304,7 @@ async fn callback(
     .await;
     let Ok(Some(session_id)) = started else {
         tracing::error!(request_id = %caller.request_id, "could not store the session");
-        return page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Sign-in unavailable",
-            "Please try again in a moment.",
-            ("/", "Home"),
-        );
+        return try_later();
     };
     let ip = client_ip(&auth, &req).map(|ip| ip.to_string()).unwrap_or_default();
     let agent: String =
@@ -325,12 +325,7 @@ async fn callback(
         Err(err) => {
             tracing::error!(request_id = %caller.request_id, error = %err, "could not load memberships");
             let _ = session.flush().await;
-            return page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Sign-in unavailable",
-                "Please try again in a moment.",
-                ("/", "Home"),
-            );
+            return try_later();
         }
     };
     let signed_in = Caller { principal: Some(principal), ..caller.clone() };
@@ -347,12 +342,7 @@ async fn callback(
         tracing::error!(request_id = %caller.request_id, error = %err, "could not record the sign-in");
         let _ = opencrane_common_db::sessions::delete(&state.pool, &row.session_id).await;
         let _ = session.flush().await;
-        return page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Sign-in unavailable",
-            "Please try again in a moment.",
-            ("/", "Home"),
-        );
+        return try_later();
     }
     // A same-origin step before the return path: a `SameSite=Strict` session cookie is not sent
     // on a navigation that a cross-site redirect (the provider's) started.

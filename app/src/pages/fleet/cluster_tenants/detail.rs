@@ -8,11 +8,13 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use crate::{
     UiContext,
     api::fleet::get_cluster_tenant,
+    authz::{Action, can},
     components::{
         feedback::{ErrorView, Notice, PhaseBadge},
         format::timestamp,
         layout::PageHeader,
     },
+    current_principal,
     islands::delete_cluster_tenant::DeleteClusterTenant,
     model::cluster_tenant::{ClusterTenant, ComputeMode},
 };
@@ -77,11 +79,13 @@ fn Detail(ct: ClusterTenant, base: Option<String>) -> impl IntoView {
     let members = ct.seats_used.unwrap_or(0);
     let name = ct.name.clone();
     let display_name = ct.display_name.clone();
+    // Only owners (and operators) may delete; admins do not see the button.
+    let can_delete = can(current_principal().as_ref(), Action::DeleteClusterTenant(&ct.name));
     view! {
         <Title text=ct.display_name.clone() />
         <PageHeader title=ct.display_name.clone() description=format!("Customer {}", ct.name)>
             <a class="btn" href=edit_href>"Edit"</a>
-            <DeleteClusterTenant name display_name members />
+            {can_delete.then(|| view! { <DeleteClusterTenant name display_name members /> })}
         </PageHeader>
         <div class="cards">
             <section class="card" aria-labelledby="status-h">
