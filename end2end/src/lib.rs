@@ -51,7 +51,9 @@ pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
 }
 
 fn signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+    if pid != 0 {
+        let _ = Command::new("kill").args(["-s", sig, "--"]).arg(pid.to_string()).status();
+    }
 }
 
 /// A running `opencrane dev` with its own state directory; stopped with Ctrl-C (SIGINT) on drop.
@@ -426,7 +428,10 @@ impl Drop for Browser {
         }
         // ChromeDriver runs in its own process group; take any Chromium it left with it.
         signal(self.driver.id(), "TERM");
-        let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", self.driver.id())).status();
+        // `--` matters: without it, `kill -KILL -1234` reads "-1…" as options and signals every
+        // process on the machine (pid -1).
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill").args(["-s", "KILL", "--", &group]).status();
         let _ = self.driver.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
     }

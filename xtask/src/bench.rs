@@ -70,7 +70,7 @@ struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let _ = Command::new("kill").args(["-s", "TERM", "--"]).arg(self.0.id().to_string()).status();
         let _ = self.0.wait();
     }
 }

@@ -457,9 +457,13 @@ impl Drop for LocalPostgres {
     }
 }
 
+/// Sends `sig` to one process. (`--` keeps `kill` from ever reading the pid as an option.)
 fn signal(pid: u32, sig: &str) {
+    if pid == 0 {
+        return;
+    }
     let _ = Command::new("kill")
-        .arg(format!("-{sig}"))
+        .args(["-s", sig, "--"])
         .arg(pid.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
