@@ -28,6 +28,12 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Run everything locally: a private PostgreSQL, the fleet-manager and one demo silo.
     Dev(DevArgs),
+    /// Print the opencrane.io CustomResourceDefinitions (YAML) generated from the Rust types.
+    Crd {
+        /// Print the silo chart's template (guarded by `crds.install`, kept on uninstall).
+        #[arg(long)]
+        silo_template: bool,
+    },
 }
 
 /// Log output.

@@ -32,5 +32,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Dev(args) => dev::run(args).await,
+        Command::Crd { silo_template } => {
+            let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
+            print!("{}", yaml.context("rendering the CRDs")?);
+            Ok(())
+        }
     }
 }

@@ -29,14 +29,16 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("build") => tasks::build(args.iter().any(|a| a == "--release")),
         Some("prepare") => tasks::prepare(),
+        Some("crds") => tasks::crds(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev [ARGS…] | test [--skip-e2e] | bench | build [--release] | prepare>\n\n\
+                "usage: cargo xtask <dev [ARGS…] | test [--skip-e2e] | bench | build [--release] | prepare | crds>\n\n\
                  dev      run the product locally (fleet on http://127.0.0.1:3000, a demo silo beside it)\n\
                  test     every check CI runs\n\
                  bench    bundle size, idle memory and list-page latency (release build)\n\
                  build    the browser bundle and the binary\n\
-                 prepare  regenerate the committed sqlx query metadata"
+                 prepare  regenerate the committed sqlx query metadata\n\
+                 crds     regenerate the CRD YAML the charts carry"
             );
             return ExitCode::from(2);
         }

@@ -19,6 +19,7 @@ const NATIVE: &[&str] = &[
     "app",
     "opencrane-db",
     "opencrane-common-db",
+    "opencrane-crd",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-localpg",
@@ -232,4 +233,31 @@ pub fn check_browser() -> Result {
              (Debian/Ubuntu; .ci/run installs them), or pass --skip-e2e for a quick local run"
             .into())
     }
+}
+
+/// Where the charts carry the generated CRDs, and the `opencrane crd` flags that print each.
+pub const CRD_FILES: &[(&str, &[&str])] = &[
+    ("charts/opencrane-fleet/crds/opencrane.io.yaml", &[]),
+    ("charts/opencrane-silo/templates/crds.yaml", &["--silo-template"]),
+];
+
+/// Regenerates the CRD YAML in both charts from the Rust types (`opencrane crd`).
+pub fn crds() -> Result {
+    for (file, flags) in CRD_FILES {
+        let out = cargo()
+            .args(["run", "--quiet", "--locked", "-p", "opencrane", "--bin", "opencrane", "--", "crd"])
+            .args(*flags)
+            .output()
+            .map_err(|e| format!("running opencrane crd: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("opencrane crd failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let path = root().join(file);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        }
+        fs::write(&path, &out.stdout).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
 }
