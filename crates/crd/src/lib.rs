@@ -47,7 +47,10 @@ pub fn silo_crds_template() -> Result<String, serde_yaml::Error> {
     let kept = crds()
         .into_iter()
         .map(|mut crd| {
-            crd.metadata.annotations.get_or_insert_with(Default::default).insert("helm.sh/resource-policy".into(), "keep".into());
+            crd.metadata
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert("helm.sh/resource-policy".into(), "keep".into());
             crd
         })
         .collect();
@@ -93,7 +96,12 @@ mod tests {
                     let here = format!("{path}.{name}");
                     let described = prop.get("description").and_then(|d| d.as_str()).is_some_and(|d| !d.is_empty());
                     // metadata and the standard Condition shape are Kubernetes' own.
-                    if !described && !here.contains(".conditions.") && name != "metadata" && name != "apiVersion" && name != "kind" {
+                    if !described
+                        && !here.contains(".conditions.")
+                        && name != "metadata"
+                        && name != "apiVersion"
+                        && name != "kind"
+                    {
                         missing.push(here.clone());
                     }
                     walk(&here, prop, missing);
@@ -120,7 +128,11 @@ mod tests {
             assert_eq!(version.name, "v1alpha1");
             assert!(version.served && version.storage);
             assert!(version.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some(), "{}", crd.spec.names.kind);
-            assert!(version.additional_printer_columns.as_ref().is_some_and(|c| c.len() >= 3), "{}", crd.spec.names.kind);
+            assert!(
+                version.additional_printer_columns.as_ref().is_some_and(|c| c.len() >= 3),
+                "{}",
+                crd.spec.names.kind
+            );
         }
     }
 }
