@@ -20,6 +20,7 @@ const NATIVE: &[&str] = &[
     "opencrane-db",
     "opencrane-common-db",
     "opencrane-crd",
+    "opencrane-deploy",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-localpg",
