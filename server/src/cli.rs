@@ -28,6 +28,9 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Run everything locally: a private PostgreSQL, the fleet-manager and one demo silo.
     Dev(DevArgs),
+    /// Install the fleet release, or one silo release, on the current kube context (helm and
+    /// kubectl on PATH). `--dry-run` prints every command and manifest instead.
+    Deploy(DeployArgs),
     /// Print the opencrane.io CustomResourceDefinitions (YAML) generated from the Rust types.
     Crd {
         /// Print the silo chart's template (guarded by `crds.install`, kept on uninstall).
@@ -176,6 +179,46 @@ pub struct FleetArgs {
     /// Mount the billing area (pages and /api/v1/billing-accounts).
     #[arg(long, env = "OPENCRANE_BILLING_ENABLED", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
     pub billing_enabled: bool,
+    /// The fleet's own namespace (the chart sets it from the pod): where the Zitadel key Secret lives.
+    #[arg(long = "namespace", env = "POD_NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Zitadel's Management API.
+    #[command(flatten)]
+    pub zitadel: ZitadelArgs,
+}
+
+/// The fleet's link to Zitadel's Management API (per-org apps, service-account key rotation).
+/// Setting the URL requires a service-account key, as JSON or as a file (the chart mounts the
+/// key Secret, so a rotation reaches the running pod without a restart).
+#[derive(Clone, Debug, Default, Args)]
+pub struct ZitadelArgs {
+    /// The Zitadel instance URL; empty leaves Zitadel IAM off.
+    #[arg(long = "zitadel-mgmt-api-url", env = "ZITADEL_MGMT_API_URL")]
+    pub mgmt_api_url: Option<String>,
+    /// A file holding the service-account key JSON.
+    #[arg(long = "zitadel-sa-key-file", env = "ZITADEL_MGMT_SA_KEY_FILE", conflicts_with = "sa_key")]
+    pub sa_key_file: Option<PathBuf>,
+    /// The service-account key JSON itself.
+    #[arg(long = "zitadel-sa-key", env = "ZITADEL_MGMT_SA_KEY", hide_env_values = true)]
+    pub sa_key: Option<String>,
+    /// The Secret (in the fleet's namespace) that key rotation updates.
+    #[arg(long = "zitadel-secret-name", env = "ZITADEL_MGMT_SECRET_NAME")]
+    pub secret_name: Option<String>,
+    /// The key of the JSON in that Secret.
+    #[arg(long = "zitadel-secret-key", env = "ZITADEL_MGMT_SECRET_KEY", default_value = "service-account-key")]
+    pub secret_key: String,
+    /// Interval of the Zitadel reconcile pass in milliseconds (0 disables it).
+    #[arg(long = "zitadel-reconcile-interval-ms", env = "ZITADEL_RECONCILE_INTERVAL_MS", default_value_t = 21_600_000)]
+    pub reconcile_interval_ms: u64,
+}
+
+/// How a silo relates to a fleet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DeploymentMode {
+    /// Provisioned by the fleet; pulls its ClusterTenant and memberships from it.
+    FleetManaged,
+    /// No fleet.
+    Standalone,
 }
 
 /// `clustertenant-manager` flags.
@@ -207,6 +250,18 @@ pub struct SiloArgs {
     /// The organisation's vanity domain, if any (another host the organisation's client serves).
     #[arg(long, env = "OPENCRANE_CLUSTER_TENANT_VANITY_DOMAIN", value_parser = parse_domain)]
     pub vanity_domain: Option<String>,
+    /// fleet-managed or standalone (default: fleet-managed exactly when --fleet-internal-url is set).
+    #[arg(long, env = "DEPLOYMENT_MODE", value_enum)]
+    pub deployment_mode: Option<DeploymentMode>,
+    /// The fleet-manager's in-cluster URL (fleet-managed silos; authenticates with OPENCRANE_API_TOKEN).
+    #[arg(long, env = "FLEET_INTERNAL_URL")]
+    pub fleet_internal_url: Option<String>,
+    /// The namespace the silo operator watches and may write (its own).
+    #[arg(long, env = "WATCH_NAMESPACE")]
+    pub watch_namespace: Option<String>,
+    /// Refuse to start without --watch-namespace.
+    #[arg(long, env = "REQUIRE_WATCH_NAMESPACE", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
+    pub require_watch_namespace: bool,
 }
 
 /// Which schema `migrate` applies.
@@ -270,6 +325,176 @@ pub struct DevArgs {
     /// URI (`http://127.0.0.1:<port>/api/v1/auth/callback`) of a provider.
     #[command(flatten)]
     pub oidc: OidcArgs,
+}
+
+/// `deploy` flags.
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// Which release.
+    #[command(subcommand)]
+    pub target: DeployTarget,
+}
+
+/// The two releases.
+#[derive(Debug, Subcommand)]
+pub enum DeployTarget {
+    /// The fleet release (once per cluster, namespace opencrane-system) and the cluster-wide
+    /// infrastructure: ingress-nginx, cert-manager, the CloudNativePG operator, external-dns.
+    Fleet(DeployFleetArgs),
+    /// One silo release for one ClusterTenant (namespace opencrane-<name>). Install the fleet first.
+    Silo(DeploySiloArgs),
+}
+
+/// How a plan is printed by `--dry-run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// A commented shell script (secrets redacted).
+    Shell,
+    /// JSON: `{summary, notes, steps: [{title, tool, args, stdin}]}`.
+    Json,
+}
+
+/// Flags both deploys share.
+#[derive(Debug, Args)]
+pub struct DeployCommonArgs {
+    /// The platform base domain (required): customers at <name>.<base>, the fleet at platform.<base>.
+    #[arg(long, alias = "domain", env = "OPENCRANE_BASE_DOMAIN", value_parser = parse_domain)]
+    pub base_domain: String,
+    /// The ingress controller's public address (published as DNS records with external-dns).
+    #[arg(long, env = "OPENCRANE_INGRESS_IP")]
+    pub ingress_ip: Option<IpAddr>,
+    /// Helm release name.
+    #[arg(long, default_value = "opencrane")]
+    pub release: String,
+    /// Directory holding the opencrane-fleet and opencrane-silo charts.
+    #[arg(long = "charts", env = "OPENCRANE_CHARTS_DIR", default_value = "charts")]
+    pub charts_dir: PathBuf,
+    /// Tag of the opencrane image (default: the chart's appVersion).
+    #[arg(long, env = "OPENCRANE_IMAGE_TAG")]
+    pub image_tag: Option<String>,
+    /// Extra values file for the OpenCrane release (repeatable, applied in order).
+    #[arg(long = "values", short = 'f')]
+    pub values: Vec<PathBuf>,
+    /// Extra `key=value` for the OpenCrane release (repeatable; wins over everything else).
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// An argument passed verbatim to `helm upgrade` of the OpenCrane release (repeatable).
+    #[arg(long = "helm-arg", allow_hyphen_values = true)]
+    pub helm_args: Vec<String>,
+    /// Upgrade keeping the installed release's values; only this command's flags change.
+    #[arg(long)]
+    pub reuse_values: bool,
+    /// How long Helm waits for each release to become ready.
+    #[arg(long, default_value = "10m")]
+    pub timeout: String,
+    /// Print every command and manifest instead of applying them (read-only checks still run).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Format of the `--dry-run` plan.
+    #[arg(long, value_enum, default_value = "shell")]
+    pub plan_format: PlanFormat,
+    /// Skip the read-only checks of the cluster.
+    #[arg(long, env = "OPENCRANE_SKIP_PREFLIGHT", value_parser = parse_flag, default_value = "false", action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub skip_preflight: bool,
+    /// The helm executable (default: found on PATH).
+    #[arg(long, env = "OPENCRANE_HELM")]
+    pub helm: Option<PathBuf>,
+    /// The kubectl executable (default: found on PATH).
+    #[arg(long, env = "OPENCRANE_KUBECTL")]
+    pub kubectl: Option<PathBuf>,
+    /// The kubeconfig context for both tools (default: the current one).
+    #[arg(long, env = "OPENCRANE_KUBE_CONTEXT")]
+    pub kube_context: Option<String>,
+}
+
+/// `deploy fleet` flags.
+#[derive(Debug, Args)]
+pub struct DeployFleetArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: DeployCommonArgs,
+    /// The fleet namespace.
+    #[arg(long, default_value = "opencrane-system")]
+    pub namespace: String,
+    /// The first platform operator's verified email (this or --platform-operator-groups is required).
+    #[arg(long, env = "OPENCRANE_PLATFORM_OPERATOR_SEED_EMAIL")]
+    pub platform_operator_seed_email: Option<String>,
+    /// Groups whose members are platform operators (comma separated).
+    #[arg(long, env = "OPENCRANE_PLATFORM_OPERATOR_GROUPS", value_delimiter = ',')]
+    pub platform_operator_groups: Vec<String>,
+    /// Install cert-manager (the default; kept for the documented interface).
+    #[arg(long, conflicts_with = "no_cert_manager")]
+    pub cert_manager: bool,
+    /// Do not install cert-manager (it already runs in the cluster).
+    #[arg(long)]
+    pub no_cert_manager: bool,
+    /// ACME account email: certificates from Let's Encrypt through DNS-01 (needs --dns01-provider).
+    #[arg(long, env = "OPENCRANE_ACME_EMAIL", requires = "dns01_provider")]
+    pub acme_email: Option<String>,
+    /// DNS-01 solver for ACME: clouddns (needs --acme-email and --dns01-project).
+    #[arg(long, env = "OPENCRANE_DNS01_PROVIDER", requires = "acme_email")]
+    pub dns01_provider: Option<String>,
+    /// Google Cloud project of the DNS zone (clouddns).
+    #[arg(long, env = "OPENCRANE_DNS01_PROJECT")]
+    pub dns01_project: Option<String>,
+    /// external-dns provider (e.g. google, aws, cloudflare); with --dns01-provider clouddns it
+    /// defaults to google. Without one, external-dns is not installed.
+    #[arg(long, env = "OPENCRANE_DNS_PROVIDER")]
+    pub dns_provider: Option<String>,
+    /// Do not install ingress-nginx (an nginx ingress class already exists).
+    #[arg(long)]
+    pub no_ingress_nginx: bool,
+    /// Do not install external-dns (it already runs, with the crd source).
+    #[arg(long)]
+    pub no_external_dns: bool,
+    /// Do not install the CloudNativePG operator (it already runs).
+    #[arg(long)]
+    pub no_db_operator: bool,
+    /// The fleet's OIDC issuer URL (sign-in; needs --oidc-client-id).
+    #[arg(long, env = "OPENCRANE_OIDC_ISSUER_URL")]
+    pub oidc_issuer_url: Option<String>,
+    /// The fleet's OIDC client id.
+    #[arg(long, env = "OPENCRANE_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    /// The fleet's redirect URI (default https://platform.<base>/api/v1/auth/callback).
+    #[arg(long, env = "OPENCRANE_OIDC_REDIRECT_URI")]
+    pub oidc_redirect_uri: Option<String>,
+    /// File holding the OIDC client secret (stored in a Secret, never in Helm values).
+    #[arg(long)]
+    pub oidc_client_secret_file: Option<PathBuf>,
+}
+
+/// `deploy silo` flags.
+#[derive(Debug, Args)]
+pub struct DeploySiloArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: DeployCommonArgs,
+    /// The ClusterTenant this silo serves.
+    #[arg(long, env = "OPENCRANE_CLUSTER_TENANT", value_parser = parse_cluster_tenant)]
+    pub cluster_tenant: String,
+    /// The silo namespace (default: opencrane-<cluster-tenant>).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// A silo without a fleet: installs the CRDs, generates its own token.
+    #[arg(long)]
+    pub standalone: bool,
+    /// The fleet-manager's in-cluster URL (default: the fleet-managed profile's).
+    #[arg(long, env = "FLEET_INTERNAL_URL", conflicts_with = "standalone")]
+    pub fleet_internal_url: Option<String>,
+    /// Namespace of the fleet release (where its token Secret lives).
+    #[arg(long, default_value = "opencrane-system")]
+    pub fleet_namespace: String,
+    /// The fleet's token Secret to copy into the silo namespace.
+    #[arg(long, default_value = "opencrane-fleet-api-token")]
+    pub fleet_token_secret: String,
+    /// A file holding the fleet token (instead of reading the fleet's Secret).
+    #[arg(long, conflicts_with = "standalone")]
+    pub fleet_token_file: Option<PathBuf>,
+    /// The API server's address as a CIDR, for the silo operator's egress (repeatable;
+    /// default: discovered from the kubernetes EndpointSlices).
+    #[arg(long = "kube-api-cidr")]
+    pub kube_api_cidrs: Vec<String>,
 }
 
 /// Parses a feature switch: true/false, 1/0, on/off, yes/no (any case).

@@ -7,8 +7,10 @@
 #![recursion_limit = "256"]
 
 pub mod cli;
+pub mod deploy;
 pub mod dev;
 pub mod http;
+pub mod links;
 pub mod roles;
 pub mod telemetry;
 
@@ -32,6 +34,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Dev(args) => dev::run(args).await,
+        Command::Deploy(args) => {
+            tokio::task::spawn_blocking(move || deploy::run(args)).await.context("the deploy task")?
+        }
         Command::Crd { silo_template } => {
             let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
             print!("{}", yaml.context("rendering the CRDs")?);

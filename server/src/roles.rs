@@ -22,11 +22,20 @@ use crate::{
         },
         ratelimit::RateLimiter,
     },
+    links,
 };
 
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
 pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
+    if let Some(zitadel) = links::zitadel_link(&args.zitadel, args.namespace.as_deref())? {
+        tracing::info!(
+            url = %zitadel.api_url,
+            key_id = %zitadel.key.key_id,
+            rotation_secret = ?zitadel.rotation_secret,
+            "Zitadel Management API configured"
+        );
+    }
     let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
     let state = fleet_state(
@@ -44,6 +53,10 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
 /// Runs the clustertenant-manager until SIGTERM or Ctrl-C.
 pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
+    let link =
+        links::silo_link(args.deployment_mode, args.fleet_internal_url.as_deref(), args.auth.api_token.is_some())?;
+    let watch = links::watch_namespace(args.require_watch_namespace, args.watch_namespace.as_deref())?;
+    tracing::info!(?link, watch_namespace = ?watch, cluster_tenant = %args.cluster_tenant, "silo configuration");
     let scope = Scope::Silo {
         cluster_tenant: args.cluster_tenant.clone(),
         org_admin_groups: args.auth.oidc.org_admin_groups.clone(),

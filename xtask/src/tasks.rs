@@ -156,6 +156,33 @@ pub fn prepare() -> Result {
     Ok(())
 }
 
+/// The chart tests (`charts/tests`, Python: helm-python-sdk renders and lints, kubernetes-validate
+/// validates) in a virtualenv of their own under the target directory, reinstalled only when
+/// `charts/tests/requirements.txt` changes. Needs the freshly built `opencrane` binary.
+fn chart_tests() -> Result {
+    let venv = target_dir().join("xtask").join("venv");
+    let python = venv.join("bin").join("python");
+    let requirements = root().join("charts").join("tests").join("requirements.txt");
+    let wanted = fs::read_to_string(&requirements).map_err(|e| format!("reading {}: {e}", requirements.display()))?;
+    let stamp = venv.join("installed-requirements.txt");
+    if fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+        let _ = fs::remove_dir_all(&venv);
+        eprintln!("\nInstalling the chart tests' Python packages into {}…", venv.display());
+        let created = Command::new("python3").args(["-m", "venv"]).arg(&venv).status();
+        if !created.is_ok_and(|s| s.success()) {
+            return Err("the chart tests need Python 3 with venv (Debian: `apt-get install python3 python3-venv`; .ci/run installs them)".into());
+        }
+        run(Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(&requirements))?;
+        fs::write(&stamp, &wanted).map_err(|e| format!("writing {}: {e}", stamp.display()))?;
+    }
+    run(Command::new(&python)
+        .args(["-m", "unittest", "discover", "-s", "charts/tests", "-v"])
+        .current_dir(root())
+        .env("OPENCRANE_BIN", binary_path()))
+}
+
 /// Every check CI runs. `--skip-e2e` leaves out the browser tests (for quick local runs only).
 pub fn test(args: &[String]) -> Result {
     let skip_e2e = args.iter().any(|a| a == "--skip-e2e");
@@ -201,6 +228,7 @@ pub fn test(args: &[String]) -> Result {
         cmd
     };
     run(test_command().arg("--no-run"))?;
+    chart_tests()?;
     let site = site::build(false)?;
     run(test_command()
         .env("DATABASE_URL", db.server.url("postgres"))

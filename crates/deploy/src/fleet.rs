@@ -148,7 +148,9 @@ impl FleetOptions {
 
     /// The DNS provider external-dns uses: `--dns-provider`, else the one behind `--dns01-provider clouddns`.
     pub fn external_dns_provider(&self) -> Option<String> {
-        self.dns_provider.clone().or_else(|| self.acme.as_ref().filter(|a| a.dns01_provider == "clouddns").map(|_| "google".to_owned()))
+        self.dns_provider
+            .clone()
+            .or_else(|| self.acme.as_ref().filter(|a| a.dns01_provider == "clouddns").map(|_| "google".to_owned()))
     }
 
     /// Checks every option; the error names the flag.
@@ -175,10 +177,16 @@ impl FleetOptions {
                 return Err(Error::Invalid(format!("--acme-email: “{}” is not an email address", acme.email)));
             }
             if acme.dns01_provider != "clouddns" {
-                return Err(Error::Invalid(format!("--dns01-provider: “{}” is not supported (only clouddns)", acme.dns01_provider)));
+                return Err(Error::Invalid(format!(
+                    "--dns01-provider: “{}” is not supported (only clouddns)",
+                    acme.dns01_provider
+                )));
             }
             if acme.project.as_deref().is_none_or(str::is_empty) {
-                return Err(Error::Invalid("--dns01-project is required with --dns01-provider clouddns (the Google Cloud project of the zone)".into()));
+                return Err(Error::Invalid(
+                    "--dns01-project is required with --dns01-provider clouddns (the Google Cloud project of the zone)"
+                        .into(),
+                ));
             }
         }
         if let Some(tag) = &self.helm.image_tag {
@@ -186,7 +194,9 @@ impl FleetOptions {
         }
         let oidc = &self.oidc;
         if oidc.issuer_url.is_some() != oidc.client_id.is_some() {
-            return Err(Error::Invalid("--oidc-issuer-url and --oidc-client-id go together: give both or neither".into()));
+            return Err(Error::Invalid(
+                "--oidc-issuer-url and --oidc-client-id go together: give both or neither".into(),
+            ));
         }
         for (flag, value) in [("--oidc-issuer-url", &oidc.issuer_url), ("--oidc-redirect-uri", &oidc.redirect_uri)] {
             if let Some(url) = value {
@@ -211,7 +221,9 @@ impl FleetOptions {
 }
 
 fn looks_like_email(value: &str) -> bool {
-    value.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.') && !value.contains(char::is_whitespace))
+    value.split_once('@').is_some_and(|(local, domain)| {
+        !local.is_empty() && domain.contains('.') && !value.contains(char::is_whitespace)
+    })
 }
 
 fn upstream_step(chart: &Upstream, extra: Vec<String>, timeout: &str) -> Step {
@@ -247,7 +259,9 @@ pub fn build(opts: &FleetOptions) -> Plan {
         }
         steps.push(upstream_step(&INGRESS_NGINX, extra, timeout));
     } else {
-        notes.push("ingress-nginx not installed (--no-ingress-nginx): an ingress controller of class nginx must exist".into());
+        notes.push(
+            "ingress-nginx not installed (--no-ingress-nginx): an ingress controller of class nginx must exist".into(),
+        );
     }
     if opts.install.cert_manager {
         steps.push(upstream_step(&CERT_MANAGER, vec!["--set".into(), "crds.enabled=true".into()], timeout));
@@ -276,8 +290,12 @@ pub fn build(opts: &FleetOptions) -> Plan {
             ],
             timeout,
         )),
-        (Some(_), false) => notes.push("external-dns not installed (--no-external-dns): it must already run with the crd source".into()),
-        (None, _) => notes.push("external-dns not installed: no --dns-provider given, so DNS records are yours to create".into()),
+        (Some(_), false) => {
+            notes.push("external-dns not installed (--no-external-dns): it must already run with the crd source".into())
+        }
+        (None, _) => {
+            notes.push("external-dns not installed: no --dns-provider given, so DNS records are yours to create".into())
+        }
     }
 
     let mut objects = vec![manifest::plain(manifest::namespace(&opts.namespace, "fleet", &[]))];
@@ -287,8 +305,12 @@ pub fn build(opts: &FleetOptions) -> Plan {
         title.push_str(" and the OIDC client Secret");
     }
     steps.push(
-        Step::new(title, Tool::Kubectl, ["apply", "--server-side", "--field-manager=opencrane-deploy", "-f", "-"].map(String::from).into())
-            .with_stdin(manifest::documents(&objects)),
+        Step::new(
+            title,
+            Tool::Kubectl,
+            ["apply", "--server-side", "--field-manager=opencrane-deploy", "-f", "-"].map(String::from).into(),
+        )
+        .with_stdin(manifest::documents(&objects)),
     );
 
     let chart = opts.chart();
@@ -347,7 +369,11 @@ pub fn build(opts: &FleetOptions) -> Plan {
         args.extend(["--set-json".into(), format!("fleetManager.oidc.platformOperatorGroups={}", json_list(&groups))]);
     }
     push_helm_tail(&mut args, &opts.helm);
-    steps.push(Step::new(format!("Fleet release {} (fleet-manager, registry database, CRDs)", opts.helm.release), Tool::Helm, args));
+    steps.push(Step::new(
+        format!("Fleet release {} (fleet-manager, registry database, CRDs)", opts.helm.release),
+        Tool::Helm,
+        args,
+    ));
 
     Plan {
         summary: format!("opencrane fleet in namespace {}, console on platform.{}", opts.namespace, opts.base_domain),
@@ -410,7 +436,11 @@ mod tests {
         let plan = build(&options());
         let titles: Vec<&str> = plan.steps.iter().map(|s| s.title.as_str()).collect();
         assert_eq!(titles.len(), 5, "{titles:?}");
-        assert!(titles[0].starts_with("ingress-nginx") && titles[1].starts_with("cert-manager") && titles[2].starts_with("CloudNativePG"));
+        assert!(
+            titles[0].starts_with("ingress-nginx")
+                && titles[1].starts_with("cert-manager")
+                && titles[2].starts_with("CloudNativePG")
+        );
         assert!(titles[3].starts_with("Namespace opencrane-system"));
         let cnpg = &plan.steps[2].args;
         assert_eq!(pairs(cnpg, "--repo"), [CNPG.repo]);
@@ -435,7 +465,11 @@ mod tests {
     #[test]
     fn acme_dns_and_skips() {
         let mut opts = options();
-        opts.acme = Some(Acme { email: "ops@example.com".into(), dns01_provider: "clouddns".into(), project: Some("proj".into()) });
+        opts.acme = Some(Acme {
+            email: "ops@example.com".into(),
+            dns01_provider: "clouddns".into(),
+            project: Some("proj".into()),
+        });
         opts.install.ingress_nginx = false;
         opts.install.cnpg = false;
         opts.ingress_ip = Some("203.0.113.9".parse().unwrap());
@@ -458,7 +492,10 @@ mod tests {
         assert!(strings.contains(&"certManager.acme.dns01.project=proj".to_owned()));
         assert!(strings.contains(&"externalDns.enabled=true".to_owned()));
         assert!(strings.contains(&"ingress.externalIp=203.0.113.9".to_owned()));
-        assert!(strings.contains(&"fleetManager.oidc.clientId=312345678901234567".to_owned()), "a numeric id stays a string");
+        assert!(
+            strings.contains(&"fleetManager.oidc.clientId=312345678901234567".to_owned()),
+            "a numeric id stays a string"
+        );
         assert!(strings.contains(&format!("fleetManager.oidc.existingSecret={OIDC_SECRET}")));
         assert_eq!(pairs(fleet, "--set-json"), [r#"fleetManager.oidc.platformOperatorGroups=["platform-ops"]"#]);
         assert!(!plan.to_json().contains("cs-secret") && !plan.to_shell().contains("cs-secret"));
@@ -473,11 +510,19 @@ mod tests {
     fn bad_options_name_their_flag() {
         let cases: [Case; 7] = [
             ("--base-domain", |o| o.base_domain = "localhost".into()),
-            ("--platform-operator-seed-email or --platform-operator-groups", |o| o.operator_seed_email = Some(" ".into())),
+            ("--platform-operator-seed-email or --platform-operator-groups", |o| {
+                o.operator_seed_email = Some(" ".into())
+            }),
             ("--platform-operator-seed-email:", |o| o.operator_seed_email = Some("nobody".into())),
-            ("--acme-email", |o| o.acme = Some(Acme { email: "x".into(), dns01_provider: "clouddns".into(), project: Some("p".into()) })),
-            ("--dns01-provider", |o| o.acme = Some(Acme { email: "a@b.co".into(), dns01_provider: "route53".into(), project: None })),
-            ("--dns01-project", |o| o.acme = Some(Acme { email: "a@b.co".into(), dns01_provider: "clouddns".into(), project: None })),
+            ("--acme-email", |o| {
+                o.acme = Some(Acme { email: "x".into(), dns01_provider: "clouddns".into(), project: Some("p".into()) })
+            }),
+            ("--dns01-provider", |o| {
+                o.acme = Some(Acme { email: "a@b.co".into(), dns01_provider: "route53".into(), project: None })
+            }),
+            ("--dns01-project", |o| {
+                o.acme = Some(Acme { email: "a@b.co".into(), dns01_provider: "clouddns".into(), project: None })
+            }),
             ("--oidc-issuer-url and --oidc-client-id", |o| o.oidc.issuer_url = Some("https://id.example.com".into())),
         ];
         for (flag, mutate) in cases {

@@ -7,6 +7,7 @@
 //! [`run`] module is the only place that starts processes, so the CLI (`opencrane deploy`), its
 //! `--dry-run` and the fleet's provisioner share one code path.
 
+pub mod fake;
 pub mod fleet;
 pub mod manifest;
 pub mod observe;
@@ -107,7 +108,11 @@ pub(crate) fn check_dns_name(flag: &str, value: &str) -> Result<(), Error> {
                 && !label.ends_with('-')
         })
         && value.rsplit('.').next().is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_lowercase()));
-    if ok { Ok(()) } else { Err(Error::Invalid(format!("{flag}: “{value}” is not a lowercase DNS name such as example.com"))) }
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!("{flag}: “{value}” is not a lowercase DNS name such as example.com")))
+    }
 }
 
 /// An RFC 1123 label (a namespace or ClusterTenant name).

@@ -5,16 +5,23 @@
 use crate::{
     Error, Secret,
     plan::Tool,
-    run::{Runner, Tools, query, trim_output},
+    run::{Output, Runner, Tools, query},
 };
 
 /// The CRD whose presence proves the fleet release (and its CloudNativePG operator) is installed.
 pub const CNPG_CRD: &str = "clusters.postgresql.cnpg.io";
 
+/// What a failed query said, in one line: kubectl's last line is its summary (the lines before
+/// are client-side retries).
+fn said(out: &Output) -> String {
+    let text = if out.stderr.trim().is_empty() { &out.stdout } else { &out.stderr };
+    text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("no output").chars().take(500).collect()
+}
+
 /// Fails unless the cluster answers.
 pub fn cluster_reachable(runner: &mut dyn Runner, tools: &Tools) -> Result<(), Error> {
     let out = query(runner, tools, Tool::Kubectl, &["get".into(), "--raw".into(), "/readyz".into()])?;
-    if out.success { Ok(()) } else { Err(Error::Preflight(format!("cannot reach the cluster: {}", trim_output(&out)))) }
+    if out.success { Ok(()) } else { Err(Error::Preflight(format!("cannot reach the cluster: {}", said(&out)))) }
 }
 
 /// Fails unless the CloudNativePG CRD exists, with a message saying to install the fleet first.
@@ -31,27 +38,29 @@ pub fn cnpg_installed(runner: &mut dyn Runner, tools: &Tools) -> Result<(), Erro
 
 /// Fails unless the CRD `name` exists; `what` says what its absence means and `todo` what to do.
 pub fn crd_installed(runner: &mut dyn Runner, tools: &Tools, name: &str, what: &str, todo: &str) -> Result<(), Error> {
-    let out = query(runner, tools, Tool::Kubectl, &["get".into(), "crd".into(), name.into(), "-o".into(), "name".into()])?;
+    let out =
+        query(runner, tools, Tool::Kubectl, &["get".into(), "crd".into(), name.into(), "-o".into(), "name".into()])?;
     if out.success {
         return Ok(());
     }
-    let said = trim_output(&out);
-    if said.contains("NotFound") || said.contains("not found") {
+    let message = said(&out);
+    if message.contains("NotFound") || message.contains("not found") {
         Err(Error::Preflight(format!("{what} (CRD {name} absent). {todo} Nothing was changed.")))
     } else {
-        Err(Error::Preflight(format!("could not check for CRD {name}: {said}")))
+        Err(Error::Preflight(format!("could not check for CRD {name}: {message}")))
     }
 }
 
 /// The API server's addresses (as /32 or /128 CIDRs) and ports, from the `kubernetes`
 /// EndpointSlices in `default`: the silo operator's only way out of its namespace.
 pub fn api_server(runner: &mut dyn Runner, tools: &Tools) -> Result<(Vec<String>, Vec<u16>), Error> {
-    let args: Vec<String> = ["get", "endpointslices", "-n", "default", "-l", "kubernetes.io/service-name=kubernetes", "-o", "json"]
-        .map(String::from)
-        .into();
+    let args: Vec<String> =
+        ["get", "endpointslices", "-n", "default", "-l", "kubernetes.io/service-name=kubernetes", "-o", "json"]
+            .map(String::from)
+            .into();
     let out = query(runner, tools, Tool::Kubectl, &args)?;
     if !out.success {
-        return Err(Error::Preflight(format!("could not read the API server's addresses: {}", trim_output(&out))));
+        return Err(Error::Preflight(format!("could not read the API server's addresses: {}", said(&out))));
     }
     parse_endpoint_slices(&out.stdout)
 }
@@ -63,7 +72,12 @@ pub fn parse_endpoint_slices(json: &str) -> Result<(Vec<String>, Vec<u16>), Erro
     let mut cidrs = Vec::new();
     let mut ports = Vec::new();
     for slice in value["items"].as_array().into_iter().flatten() {
-        for address in slice["endpoints"].as_array().into_iter().flatten().flat_map(|e| e["addresses"].as_array().into_iter().flatten()) {
+        for address in slice["endpoints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|e| e["addresses"].as_array().into_iter().flatten())
+        {
             let ip: std::net::IpAddr = address
                 .as_str()
                 .and_then(|a| a.parse().ok())
@@ -88,15 +102,22 @@ pub fn parse_endpoint_slices(json: &str) -> Result<(Vec<String>, Vec<u16>), Erro
 }
 
 /// Reads one key of a Secret (decoded by kubectl, never echoed).
-pub fn secret_value(runner: &mut dyn Runner, tools: &Tools, namespace: &str, name: &str, key: &str) -> Result<Secret, Error> {
+pub fn secret_value(
+    runner: &mut dyn Runner,
+    tools: &Tools,
+    namespace: &str,
+    name: &str,
+    key: &str,
+) -> Result<Secret, Error> {
     let template = format!("go-template={{{{index .data \"{key}\" | base64decode}}}}");
-    let args: Vec<String> = vec!["get".into(), "secret".into(), name.into(), "-n".into(), namespace.into(), "-o".into(), template];
+    let args: Vec<String> =
+        vec!["get".into(), "secret".into(), name.into(), "-n".into(), namespace.into(), "-o".into(), template];
     let out = query(runner, tools, Tool::Kubectl, &args)?;
     let value = out.stdout.trim();
     if !out.success || value.is_empty() || value == "<no value>" {
         return Err(Error::Preflight(format!(
             "could not read key {key} of Secret {namespace}/{name}{}",
-            if out.success { String::new() } else { format!(": {}", trim_output(&out)) }
+            if out.success { String::new() } else { format!(": {}", said(&out)) }
         )));
     }
     Ok(Secret::new(value))

@@ -135,7 +135,12 @@ impl Plan {
             steps: self
                 .steps
                 .iter()
-                .map(|s| JsonStep { title: &s.title, tool: s.tool, args: &s.args, stdin: s.stdin.as_ref().map(|i| i.printable.as_str()) })
+                .map(|s| JsonStep {
+                    title: &s.title,
+                    tool: s.tool,
+                    args: &s.args,
+                    stdin: s.stdin.as_ref().map(|i| i.printable.as_str()),
+                })
                 .collect(),
         };
         serde_json::to_string_pretty(&plan).unwrap_or_default()

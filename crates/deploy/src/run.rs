@@ -132,7 +132,12 @@ pub fn query(runner: &mut dyn Runner, tools: &Tools, tool: Tool, args: &[String]
 
 /// Executes every step in order and stops at the first failure, reporting the tool's output
 /// (trimmed). `progress` hears each step's title before it runs.
-pub fn execute(plan: &Plan, runner: &mut dyn Runner, tools: &Tools, progress: &mut dyn FnMut(usize, &str)) -> Result<(), Error> {
+pub fn execute(
+    plan: &Plan,
+    runner: &mut dyn Runner,
+    tools: &Tools,
+    progress: &mut dyn FnMut(usize, &str),
+) -> Result<(), Error> {
     for (i, step) in plan.steps.iter().enumerate() {
         progress(i + 1, &step.title);
         let program = tools.path(step.tool)?;
@@ -158,7 +163,11 @@ pub fn trim_output(output: &Output) -> String {
         return "no output".to_owned();
     }
     let chars: Vec<char> = tail.chars().collect();
-    if chars.len() > MAX_CHARS { format!("…{}", chars[chars.len() - MAX_CHARS..].iter().collect::<String>()) } else { tail }
+    if chars.len() > MAX_CHARS {
+        format!("…{}", chars[chars.len() - MAX_CHARS..].iter().collect::<String>())
+    } else {
+        tail
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@
 use std::{net::IpAddr, path::PathBuf};
 
 use crate::{
-    Error, HelmOptions, Secret, ValuesMode, check_dns_label, check_dns_name, check_set_value, manifest,
-    observe,
+    Error, HelmOptions, Secret, ValuesMode, check_dns_label, check_dns_name, check_set_value, manifest, observe,
     plan::{Plan, Step, Tool},
     run::{self, Runner, Tools},
 };
@@ -103,7 +102,9 @@ impl SiloOptions {
         if let SiloMode::FleetManaged { fleet_internal_url: Some(url), .. } = &self.mode {
             check_set_value("--fleet-internal-url", url)?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(Error::Invalid(format!("--fleet-internal-url: “{url}” must start with http:// or https://")));
+                return Err(Error::Invalid(format!(
+                    "--fleet-internal-url: “{url}” must start with http:// or https://"
+                )));
             }
         }
         for cidr in &self.kube_api_cidrs {
@@ -253,7 +254,9 @@ pub fn deploy(
             seen.api_server = Some(observe::api_server(runner, tools)?);
         }
     }
-    if !dry_run && let SiloMode::FleetManaged { token: TokenSource::FleetSecret { namespace, name, key }, .. } = &opts.mode {
+    if !dry_run
+        && let SiloMode::FleetManaged { token: TokenSource::FleetSecret { namespace, name, key }, .. } = &opts.mode
+    {
         seen.fleet_token = Some(observe::secret_value(runner, tools, namespace, name, key)?);
     }
     let plan = build(opts, &seen);
@@ -273,7 +276,12 @@ mod tests {
 
     fn options(mode: SiloMode) -> SiloOptions {
         SiloOptions {
-            helm: HelmOptions { charts_dir: charts(), release: "opencrane".into(), timeout: "10m".into(), ..Default::default() },
+            helm: HelmOptions {
+                charts_dir: charts(),
+                release: "opencrane".into(),
+                timeout: "10m".into(),
+                ..Default::default()
+            },
             base_domain: "example.com".into(),
             cluster_tenant: "acme".into(),
             namespace: None,
@@ -287,7 +295,11 @@ mod tests {
     fn fleet_managed() -> SiloMode {
         SiloMode::FleetManaged {
             fleet_internal_url: None,
-            token: TokenSource::FleetSecret { namespace: "opencrane-system".into(), name: "opencrane-fleet-api-token".into(), key: "token".into() },
+            token: TokenSource::FleetSecret {
+                namespace: "opencrane-system".into(),
+                name: "opencrane-fleet-api-token".into(),
+                key: "token".into(),
+            },
         }
     }
 
@@ -297,7 +309,10 @@ mod tests {
 
     #[test]
     fn fleet_managed_plan_wires_the_fleet_and_skips_crds() {
-        let seen = SiloObservations { api_server: Some((vec!["10.0.0.1/32".into()], vec![6443])), fleet_token: Some(Secret::new("tok-123")) };
+        let seen = SiloObservations {
+            api_server: Some((vec!["10.0.0.1/32".into()], vec![6443])),
+            fleet_token: Some(Secret::new("tok-123")),
+        };
         let plan = build(&options(fleet_managed()), &seen);
         assert_eq!(plan.steps.len(), 2);
         let apply = &plan.steps[0];
@@ -313,7 +328,10 @@ mod tests {
         assert!(strings.contains(&"clusterTenant.name=acme".to_owned()));
         assert!(strings.contains(&"ingress.domain=example.com".to_owned()));
         assert!(strings.contains(&format!("clustertenantManager.fleetApiTokenExistingSecret={FLEET_TOKEN_SECRET}")));
-        assert_eq!(flag_pairs(&helm.args, "--set-json"), ["networkPolicy.kubeApiServer.cidrs=[\"10.0.0.1/32\"]", "networkPolicy.kubeApiServer.ports=[6443]"]);
+        assert_eq!(
+            flag_pairs(&helm.args, "--set-json"),
+            ["networkPolicy.kubeApiServer.cidrs=[\"10.0.0.1/32\"]", "networkPolicy.kubeApiServer.ports=[6443]"]
+        );
         assert!(!helm.args.iter().any(|a| a.contains("tok-123")), "the token never reaches a command line");
         assert!(!helm.args.contains(&"--reuse-values".to_owned()));
         assert!(plan.notes.is_empty());
@@ -338,7 +356,10 @@ mod tests {
         opts.ingress_ip = Some("203.0.113.7".parse().unwrap());
         opts.kube_api_cidrs = vec!["192.168.1.1/32".into()];
         let plan = build(&opts, &SiloObservations::default());
-        assert!(plan.steps[0].stdin.as_ref().unwrap().text.matches("kind: ").count() == 1, "no token Secret when standalone");
+        assert!(
+            plan.steps[0].stdin.as_ref().unwrap().text.matches("kind: ").count() == 1,
+            "no token Secret when standalone"
+        );
         let args = &plan.steps[1].args;
         assert!(flag_pairs(args, "--values")[0].ends_with("standalone.yaml"));
         assert_eq!(flag_pairs(args, "--namespace"), ["customer-acme"]);
@@ -356,7 +377,10 @@ mod tests {
         opts.skip_preflight = true;
         let plan = build(&opts, &SiloObservations::default());
         let printable = &plan.steps[0].stdin.as_ref().unwrap().printable;
-        assert!(printable.contains("key token of Secret opencrane-system/opencrane-fleet-api-token, read at deploy time"), "{printable}");
+        assert!(
+            printable.contains("key token of Secret opencrane-system/opencrane-fleet-api-token, read at deploy time"),
+            "{printable}"
+        );
         assert_eq!(plan.notes.len(), 1, "the closed API-server egress is called out");
     }
 
@@ -372,7 +396,10 @@ mod tests {
             ("--image-tag", |o| o.helm.image_tag = Some("a,b".into())),
             ("--kube-api-cidr", |o| o.kube_api_cidrs = vec!["10.0.0.1".into()]),
             ("--fleet-internal-url", |o| {
-                o.mode = SiloMode::FleetManaged { fleet_internal_url: Some("fleet:8080".into()), token: TokenSource::Value(Secret::new("x")) }
+                o.mode = SiloMode::FleetManaged {
+                    fleet_internal_url: Some("fleet:8080".into()),
+                    token: TokenSource::Value(Secret::new("x")),
+                }
             }),
             ("--charts", |o| o.helm.charts_dir = PathBuf::from("/nonexistent")),
         ];

@@ -1,115 +1,16 @@
-//! The deploy pipeline against fake `kubectl` and `helm` executables.
-//!
-//! No cluster and no Helm binary exist on the test machine, so these are fakes: small shell
-//! scripts that record every invocation (arguments, and stdin when there is one) and answer the
-//! few read-only queries the deploy asks (`get --raw /readyz`, `get crd`, `get endpointslices`,
-//! `get secret`) the way kubectl does, including kubectl's NotFound error. A test makes a tool
-//! fail on demand by writing the argument to fail on into a `fail-<tool>` file.
+//! The deploy pipeline against fake `kubectl` and `helm` executables ([`opencrane_deploy::fake`]):
+//! no cluster and no Helm binary exist on the test machine.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
 
-use std::{
-    fs,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use opencrane_deploy::{
     Error, HelmOptions, ProcessRunner, Secret, Tools, ValuesMode,
+    fake::Fakes,
     fleet::{self, FleetOptions, Infrastructure, Oidc},
     silo::{self, SiloMode, SiloOptions, TokenSource},
 };
-
-/// A directory holding the fake tools and what they recorded.
-struct Fakes {
-    dir: PathBuf,
-}
-
-const FAKE: &str = r#"#!/bin/sh
-# A fake __TOOL__ for tests: records the call, answers read-only queries, fails on demand.
-dir='__DIR__'
-tool=__TOOL__
-n=$(ls "$dir"/calls 2>/dev/null | wc -l)
-call=$(printf '%s/calls/%03d-%s' "$dir" "$n" "$tool")
-mkdir -p "$dir/calls"
-printf '%s\n' "$@" > "$call.args"
-stdin=$(cat)
-[ -n "$stdin" ] && printf '%s\n' "$stdin" > "$call.stdin"
-if [ -f "$dir/fail-$tool" ]; then
-  needle=$(cat "$dir/fail-$tool")
-  for a in "$@"; do
-    if [ "$a" = "$needle" ]; then
-      echo "Error: UPGRADE FAILED: release $needle failed, and has been rolled back due to atomic being set" >&2
-      exit 1
-    fi
-  done
-fi
-if [ "$tool" = kubectl ]; then
-  case "$*" in
-    *"get crd clusters.postgresql.cnpg.io"*)
-      if [ -f "$dir/no-cnpg" ]; then
-        echo 'Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "clusters.postgresql.cnpg.io" not found' >&2
-        exit 1
-      fi
-      echo customresourcedefinition.apiextensions.k8s.io/clusters.postgresql.cnpg.io ;;
-    *"get crd"*) echo found ;;
-    *"get endpointslices"*)
-      echo '{"items":[{"endpoints":[{"addresses":["10.96.0.1"]}],"ports":[{"port":6443}]}]}' ;;
-    *"get secret opencrane-fleet-api-token"*) printf 'fleet-token-value' ;;
-    *"get --raw /readyz"*) echo ok ;;
-  esac
-fi
-exit 0
-"#;
-
-impl Fakes {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("opencrane-deploy-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(dir.join("bin")).unwrap();
-        for tool in ["kubectl", "helm"] {
-            let path = dir.join("bin").join(tool);
-            fs::write(&path, FAKE.replace("__DIR__", &dir.display().to_string()).replace("__TOOL__", tool)).unwrap();
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-            }
-        }
-        Self { dir }
-    }
-
-    fn tools(&self) -> Tools {
-        Tools { kubectl: Some(self.dir.join("bin/kubectl")), helm: Some(self.dir.join("bin/helm")), kube_context: Some("test-ctx".into()) }
-    }
-
-    fn flag(&self, name: &str, content: &str) {
-        fs::write(self.dir.join(name), content).unwrap();
-    }
-
-    /// Every recorded call, in order: (tool, args, stdin).
-    fn calls(&self) -> Vec<(String, Vec<String>, Option<String>)> {
-        let Ok(entries) = fs::read_dir(self.dir.join("calls")) else { return Vec::new() };
-        let mut names: Vec<String> =
-            entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".args")).collect();
-        names.sort();
-        names
-            .into_iter()
-            .map(|name| {
-                let stem = name.trim_end_matches(".args");
-                let tool = stem.split_once('-').map(|(_, t)| t.to_owned()).unwrap_or_default();
-                let args = fs::read_to_string(self.dir.join("calls").join(&name)).unwrap().lines().map(String::from).collect();
-                let stdin = fs::read_to_string(self.dir.join("calls").join(format!("{stem}.stdin"))).ok();
-                (tool, args, stdin)
-            })
-            .collect()
-    }
-}
-
-impl Drop for Fakes {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn charts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts")
@@ -128,7 +29,11 @@ fn silo_options() -> SiloOptions {
         ingress_ip: None,
         mode: SiloMode::FleetManaged {
             fleet_internal_url: None,
-            token: TokenSource::FleetSecret { namespace: "opencrane-system".into(), name: "opencrane-fleet-api-token".into(), key: "token".into() },
+            token: TokenSource::FleetSecret {
+                namespace: "opencrane-system".into(),
+                name: "opencrane-fleet-api-token".into(),
+                key: "token".into(),
+            },
         },
         kube_api_cidrs: Vec::new(),
         skip_preflight: false,
@@ -168,7 +73,7 @@ fn silo_dry_run_only_reads_and_prints_the_plan() {
 #[test]
 fn silo_preflight_refuses_without_cloudnativepg_and_changes_nothing() {
     let fakes = Fakes::new("silo-nocnpg");
-    fakes.flag("no-cnpg", "");
+    fakes.without_cnpg();
     let err = silo::deploy(&silo_options(), &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap_err();
     assert!(matches!(err, Error::Preflight(_)), "{err:?}");
     let message = err.to_string();
@@ -189,14 +94,18 @@ fn silo_install_copies_the_token_over_stdin_and_runs_helm() {
     opts.helm.values_mode = ValuesMode::Reuse;
     opts.helm.image_tag = Some("0.2.0".into());
     let mut titles = Vec::new();
-    silo::deploy(&opts, &fakes.tools(), &mut ProcessRunner, false, &mut |i, t| titles.push(format!("{i}:{t}"))).unwrap();
+    silo::deploy(&opts, &fakes.tools(), &mut ProcessRunner, false, &mut |i, t| titles.push(format!("{i}:{t}")))
+        .unwrap();
     let calls = fakes.calls();
     assert_eq!(calls.len(), 5, "{calls:?}");
     let (tool, args, _) = &calls[2];
     assert_eq!(tool, "kubectl");
     assert!(joined(args).contains("get secret opencrane-fleet-api-token -n opencrane-system"));
     let (tool, args, stdin) = &calls[3];
-    assert_eq!((tool.as_str(), joined(args).as_str()), ("kubectl", "--context test-ctx apply --server-side --field-manager=opencrane-deploy -f -"));
+    assert_eq!(
+        (tool.as_str(), joined(args).as_str()),
+        ("kubectl", "--context test-ctx apply --server-side --field-manager=opencrane-deploy -f -")
+    );
     let stdin = stdin.as_deref().unwrap();
     assert!(stdin.contains("kind: Namespace") && stdin.contains("name: opencrane-acme"));
     assert!(stdin.contains("token: fleet-token-value") && stdin.contains("name: opencrane-fleet-token"));
@@ -214,7 +123,7 @@ fn silo_install_copies_the_token_over_stdin_and_runs_helm() {
 #[test]
 fn a_failing_helm_stops_the_deploy_with_its_message() {
     let fakes = Fakes::new("silo-helmfail");
-    fakes.flag("fail-helm", "opencrane");
+    fakes.fail_on("helm", "opencrane");
     let mut opts = silo_options();
     opts.mode = SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Value(Secret::new("t")) };
     let err = silo::deploy(&opts, &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap_err();
@@ -267,7 +176,7 @@ fn fleet_install_runs_the_singletons_before_the_fleet_release() {
         && args.contains(&"apply".to_owned())
         && stdin.as_deref().is_some_and(|s| s.contains("name: opencrane-system"))));
 
-    fakes.flag("fail-helm", "cnpg");
+    fakes.fail_on("helm", "cnpg");
     let err = fleet::deploy(&opts, &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap_err();
     assert!(err.to_string().starts_with("step 3 (CloudNativePG operator"), "{err}");
 }

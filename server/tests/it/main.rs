@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
 
 mod cluster_tenants_api;
+mod deploy_cli;
 mod identity;
 mod isolation;
 mod matrix;
