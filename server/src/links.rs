@@ -48,7 +48,7 @@ pub fn parse_service_account_key(json: &str) -> anyhow::Result<ServiceAccountKey
         "ZITADEL_MGMT_SA_KEY: keyId and userId must not be empty"
     );
     ensure!(
-        key.key.contains("-----BEGIN") && key.key.contains("PRIVATE KEY-----"),
+        key.key.lines().any(|l| l.trim().starts_with("-----BEGIN ") && l.trim().ends_with("PRIVATE KEY-----")),
         "ZITADEL_MGMT_SA_KEY: key is not a PEM private key"
     );
     Ok(key)
