@@ -1,0 +1,34 @@
+# The opencrane image: one small non-root image with the binary (both roles, migrate, deploy),
+# the browser bundle and the charts. Build from the repository root:
+#   docker build -t ghcr.io/opencrane/opencrane:0.1.0 .
+# It runs the same build the tests exercise: `cargo xtask build --release`.
+
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+COPY . .
+# rust-toolchain.toml pins the toolchain and the wasm target; xtask installs the matching
+# wasm-bindgen CLI, builds the site into target/site-release, then the release binary.
+RUN cargo xtask build --release \
+ && install -D target/release/opencrane /out/opencrane \
+ && cp -r target/site-release /out/site \
+ && cp -r charts /out/charts \
+ && rm -rf /out/charts/tests
+
+# helm and kubectl for the fleet's provisioning (the same `deploy` code path as the CLI).
+FROM alpine/helm:3.17.3 AS helm
+FROM registry.k8s.io/kubectl:v1.32.3 AS kubectl
+
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /out/opencrane /usr/local/bin/opencrane
+COPY --from=build /out/site /opt/opencrane/site
+COPY --from=build /out/charts /opt/opencrane/charts
+COPY --from=helm /usr/bin/helm /usr/local/bin/helm
+COPY --from=kubectl /bin/kubectl /usr/local/bin/kubectl
+ENV LEPTOS_SITE_ROOT=/opt/opencrane/site \
+    OPENCRANE_CHARTS_DIR=/opt/opencrane/charts \
+    OPENCRANE_LOG_FORMAT=json \
+    HOME=/tmp
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/opencrane"]
+CMD ["--help"]
