@@ -514,6 +514,28 @@ class Charts(unittest.TestCase):
         env = env_of(litellm["spec"]["template"]["spec"]["containers"][0])
         self.assertEqual(env["LITELLM_MASTER_KEY"]["valueFrom"]["secretKeyRef"]["name"], secret["metadata"]["name"])
 
+    def test_documented_custom_resources_match_the_crds(self):
+        """docs/examples validate against the generated schemas; a wrong value does not."""
+        examples = sorted((ROOT / "docs" / "examples").glob("*.yaml"))
+        self.assertEqual(len(examples), 3)
+        for path in examples:
+            obj = load_yaml_file(path)
+            obj["__source"] = path.name
+            validate_object(self, obj)
+        ct = load_yaml_file(ROOT / "docs" / "examples" / "clustertenant.yaml")
+        schema = SCHEMAS[("opencrane.io", "v1alpha1", "ClusterTenant")]
+        for mutate in (
+            lambda s: s.update(terminationPolicy="Destroy"),
+            lambda s: s.update(isolationTier="gold"),
+            lambda s: s.pop("displayName"),
+            lambda s: s.update(vanityDomain="Not A Host"),
+            lambda s: s["resources"]["quota"].update(pods=-1),
+        ):
+            bad = copy.deepcopy(ct)
+            mutate(bad["spec"])
+            with self.assertRaises(jsonschema.ValidationError):
+                jsonschema.validate(bad, schema)
+
     # ---- values.schema.json ----
 
     def assert_rejected(self, chart, values, namespace, *fragments):

@@ -121,6 +121,24 @@ mod tests {
         assert!(missing.is_empty(), "fields without a description: {missing:?}");
     }
 
+    /// The documented examples are instances of the types (the chart tests check them against
+    /// the generated schemas too), and the types reject what the schema would.
+    #[test]
+    fn documented_examples_deserialize() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples");
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        let ct: cluster_tenant::ClusterTenant = serde_yaml::from_str(&read("clustertenant.yaml")).unwrap();
+        assert_eq!(ct.spec.termination_policy, cluster_tenant::TerminationPolicy::Retain);
+        assert_eq!(ct.spec.zitadel.as_ref().and_then(|z| z.client_id.as_deref()), Some("312345678901234567"));
+        let tenant: tenant::Tenant = serde_yaml::from_str(&read("tenant.yaml")).unwrap();
+        assert_eq!(tenant.spec.monthly_budget_usd, Some(75.5));
+        let policy: access_policy::AccessPolicy = serde_yaml::from_str(&read("accesspolicy.yaml")).unwrap();
+        assert_eq!(policy.spec.egress_rules[0].ports, [443]);
+        let bad = read("clustertenant.yaml").replace("terminationPolicy: Retain", "terminationPolicy: Destroy");
+        let err = serde_yaml::from_str::<cluster_tenant::ClusterTenant>(&bad).unwrap_err().to_string();
+        assert!(err.contains("Destroy"), "{err}");
+    }
+
     #[test]
     fn status_is_a_subresource_and_printer_columns_exist() {
         for crd in crds() {
