@@ -142,6 +142,24 @@ pub struct FleetOptions {
 pub const OIDC_SECRET: &str = "opencrane-fleet-oidc";
 
 impl FleetOptions {
+    /// The defaults: namespace `opencrane-system`, every singleton, a self-signed issuer, no
+    /// sign-in client, and the given operator seed email.
+    pub fn new(helm: HelmOptions, base_domain: impl Into<String>, operator_seed_email: Option<String>) -> Self {
+        Self {
+            helm,
+            base_domain: base_domain.into(),
+            namespace: "opencrane-system".into(),
+            ingress_ip: None,
+            operator_seed_email,
+            operator_groups: Vec::new(),
+            acme: None,
+            dns_provider: None,
+            install: Infrastructure::default(),
+            oidc: Oidc::default(),
+            skip_preflight: false,
+        }
+    }
+
     fn chart(&self) -> PathBuf {
         self.helm.charts_dir.join("opencrane-fleet")
     }
@@ -407,24 +425,8 @@ mod tests {
     use super::*;
 
     fn options() -> FleetOptions {
-        FleetOptions {
-            helm: HelmOptions {
-                charts_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../charts"),
-                release: "opencrane".into(),
-                timeout: "10m".into(),
-                ..Default::default()
-            },
-            base_domain: "example.com".into(),
-            namespace: "opencrane-system".into(),
-            ingress_ip: None,
-            operator_seed_email: Some("ops@example.com".into()),
-            operator_groups: Vec::new(),
-            acme: None,
-            dns_provider: None,
-            install: Infrastructure::default(),
-            oidc: Oidc::default(),
-            skip_preflight: false,
-        }
+        let helm = HelmOptions::for_charts(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../charts"));
+        FleetOptions::new(helm, "example.com", Some("ops@example.com".into()))
     }
 
     fn pairs(args: &[String], flag: &str) -> Vec<String> {

@@ -85,6 +85,14 @@ pub struct HelmOptions {
     pub timeout: String,
 }
 
+impl HelmOptions {
+    /// Release `opencrane`, a 10-minute wait, no extra values: what `opencrane deploy` uses
+    /// unless told otherwise.
+    pub fn for_charts(charts_dir: impl Into<std::path::PathBuf>) -> Self {
+        Self { charts_dir: charts_dir.into(), release: "opencrane".into(), timeout: "10m".into(), ..Self::default() }
+    }
+}
+
 /// How `helm upgrade` treats the values of the release already installed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ValuesMode {

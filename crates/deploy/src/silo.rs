@@ -81,6 +81,26 @@ pub struct SiloObservations {
 }
 
 impl SiloOptions {
+    /// The defaults: namespace `opencrane-<cluster-tenant>`, no DNS record, the API server
+    /// discovered.
+    pub fn new(
+        helm: HelmOptions,
+        base_domain: impl Into<String>,
+        cluster_tenant: impl Into<String>,
+        mode: SiloMode,
+    ) -> Self {
+        Self {
+            helm,
+            base_domain: base_domain.into(),
+            cluster_tenant: cluster_tenant.into(),
+            namespace: None,
+            ingress_ip: None,
+            mode,
+            kube_api_cidrs: Vec::new(),
+            skip_preflight: false,
+        }
+    }
+
     /// The namespace the release goes to.
     pub fn namespace(&self) -> String {
         self.namespace.clone().unwrap_or_else(|| format!("opencrane-{}", self.cluster_tenant))

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use opencrane_deploy::{
     Error, HelmOptions, ProcessRunner, Secret, Tools, ValuesMode,
     fake::Fakes,
-    fleet::{self, FleetOptions, Infrastructure, Oidc},
+    fleet::{self, FleetOptions},
     silo::{self, SiloMode, SiloOptions, TokenSource},
 };
 
@@ -150,19 +150,8 @@ fn missing_tools_are_named_with_the_flag_to_pass() {
 #[test]
 fn fleet_install_runs_the_singletons_before_the_fleet_release() {
     let fakes = Fakes::new("fleet-run");
-    let opts = FleetOptions {
-        helm: helm_options(),
-        base_domain: "example.com".into(),
-        namespace: "opencrane-system".into(),
-        ingress_ip: None,
-        operator_seed_email: Some("ops@example.com".into()),
-        operator_groups: Vec::new(),
-        acme: None,
-        dns_provider: Some("google".into()),
-        install: Infrastructure::default(),
-        oidc: Oidc::default(),
-        skip_preflight: false,
-    };
+    let mut opts = FleetOptions::new(HelmOptions::for_charts(charts()), "example.com", Some("ops@example.com".into()));
+    opts.dns_provider = Some("google".into());
     fleet::deploy(&opts, &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap();
     let calls = fakes.calls();
     let releases: Vec<String> = calls
