@@ -6,6 +6,7 @@ pub mod audit;
 pub mod billing;
 pub mod cluster_tenant;
 pub mod principal;
+pub mod provisioning;
 pub mod rules;
 pub mod session;
 pub mod silo;

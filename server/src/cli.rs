@@ -182,6 +182,10 @@ pub struct FleetArgs {
     /// The fleet's own namespace (the chart sets it from the pod): where the Zitadel key Secret lives.
     #[arg(long = "namespace", env = "POD_NAMESPACE")]
     pub namespace: Option<String>,
+    /// Which backend provisions silos. `kubernetes` (the cluster this runs in) is the only one a
+    /// fleet-manager runs; `local` exists under `opencrane dev`.
+    #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "kubernetes")]
+    pub provisioner: crate::provisioner::ProvisionerKind,
     /// Zitadel's Management API.
     #[command(flatten)]
     pub zitadel: ZitadelArgs,
@@ -325,6 +329,10 @@ pub struct DevArgs {
     /// URI (`http://127.0.0.1:<port>/api/v1/auth/callback`) of a provider.
     #[command(flatten)]
     pub oidc: OidcArgs,
+    /// Which backend provisions silos: `local` (a database and a clustertenant-manager per silo
+    /// on this machine) or `kubernetes`.
+    #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "local")]
+    pub provisioner: crate::provisioner::ProvisionerKind,
 }
 
 /// `deploy` flags.

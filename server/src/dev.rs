@@ -1,8 +1,9 @@
 //! `opencrane dev`: the embedded default. With no configuration it starts a private PostgreSQL
-//! from the installed server binaries, creates and migrates the fleet database and one demo
-//! silo's database, and serves the fleet-manager on 127.0.0.1:3000 and the demo silo's
-//! clustertenant-manager on its own port — all in this one process. Ctrl-C stops the servers,
-//! then PostgreSQL.
+//! from the installed server binaries, creates and migrates the fleet database, serves the
+//! fleet-manager on 127.0.0.1:3000 and runs the local provisioner: every ClusterTenant (the
+//! seeded demo one and every one created in the console) gets its own database and role and its
+//! own clustertenant-manager on a port from 3001 up — all in this one process. Ctrl-C stops the
+//! servers, then PostgreSQL.
 //!
 //! Sign-in is the explicit development identity (loopback only). A development API token is kept
 //! in `<state dir>/token` for scripting the REST API; it exists only in this mode.
@@ -13,6 +14,8 @@ use std::{
     net::{Ipv4Addr, SocketAddr},
     os::unix::fs::{OpenOptionsExt, PermissionsExt},
     path::Path,
+    sync::Arc,
+    time::Duration,
 };
 
 use anyhow::{Context as _, anyhow};
@@ -23,13 +26,16 @@ use opencrane_localpg::LocalPostgres;
 use serde_json::json;
 use tokio::sync::watch;
 
+use opencrane_provision::local::{LocalBackend, LocalServer, SiloHost as _};
+
 use crate::{
-    cli::{AuthArgs, DevArgs, OidcArgs},
+    cli::{AuthArgs, DevArgs},
     http::{
         self,
         auth::{OrgClient, Scope, oidc::ClientConfig},
     },
-    roles,
+    provisioner::{self, DevSiloHost, DevSiloSettings, KubernetesNotYetAvailable, ProvisionerKind},
+    roles, sync,
 };
 
 /// Runs the development environment until Ctrl-C.
@@ -53,18 +59,14 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
 
 async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::Result<()> {
     let fleet_db = "opencrane_fleet";
-    let silo_db = format!("opencrane_silo_{}", args.demo_silo.replace('-', "_"));
-    for db in [fleet_db, silo_db.as_str()] {
-        opencrane_db::ensure_database(&postgres.url("postgres"), db)
-            .await
-            .with_context(|| format!("creating database {db}"))?;
-    }
-    let settings = PoolSettings::default();
-    let fleet_pool = opencrane_db::connect_lazy(&postgres.url(fleet_db), &settings)?;
-    let silo_pool = opencrane_db::connect_lazy(&postgres.url(&silo_db), &settings)?;
+    let admin_url = postgres.url("postgres");
+    opencrane_db::ensure_database(&admin_url, fleet_db)
+        .await
+        .with_context(|| format!("creating database {fleet_db}"))?;
+    close_to_silo_roles(&admin_url, &[fleet_db, "postgres"]).await?;
+    let fleet_pool = opencrane_db::connect_lazy(&postgres.url(fleet_db), &PoolSettings::default())?;
     roles::migrate_with_retry(&fleet_pool, Schema::Fleet).await?;
-    roles::migrate_with_retry(&silo_pool, Schema::Silo).await?;
-    seed_demo(&fleet_pool, &silo_pool, &args.demo_silo).await?;
+    seed_demo(&fleet_pool, &args.demo_silo).await?;
 
     let token = load_or_create_token(&args.state_dir)?;
     // Plain HTTP on loopback and the dev token; the development identity unless a real provider
@@ -77,66 +79,86 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         api_token: None,
         dev_identity: !sign_in,
     };
-    // The demo silo signs in with its organisation's client only (the configured client's
-    // redirect URI points at the fleet).
-    let org = args.silo_org_client_id.clone().filter(|_| sign_in).map(|client_id| OrgClient {
-        client: ClientConfig {
-            client_id,
-            client_secret: None,
-            extra_scopes: args.silo_org_id.iter().map(|id| format!("urn:zitadel:iam:org:id:{id}")).collect(),
-        },
-        hosts: args.platform_base_domain.iter().map(|base| format!("{}.{base}", args.demo_silo)).collect(),
-    });
-    let silo_args = AuthArgs {
-        oidc: OidcArgs {
-            issuer_url: args.oidc.issuer_url.clone().filter(|_| org.is_some()),
-            client_id: None,
-            client_secret: None,
-            redirect_uri: None,
-            ..args.oidc.clone()
-        },
-        ..fleet_args.clone()
-    };
     let dev_token = || vec![("dev".to_owned(), token.clone())];
     let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
     let fleet_auth = roles::auth_config(&fleet_args, loopback, dev_token(), Scope::Fleet, None)?;
-    let silo_scope =
-        Scope::Silo { cluster_tenant: args.demo_silo.clone(), org_admin_groups: args.oidc.org_admin_groups.clone() };
-    let silo_auth = roles::auth_config(&silo_args, loopback, dev_token(), silo_scope, org)?;
     let fleet_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
-    let silo_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.silo_port));
     let fleet_listener = tokio::net::TcpListener::bind(fleet_addr)
         .await
         .with_context(|| format!("port {} is not free; choose another with --port", args.port))?;
-    let silo_listener = tokio::net::TcpListener::bind(silo_addr)
-        .await
-        .with_context(|| format!("port {} is not free; choose another with --silo-port", args.silo_port))?;
     let fleet_addr = fleet_listener.local_addr()?;
-    let silo_addr = silo_listener.local_addr()?;
-
     let fleet = roles::fleet_state(
         roles::leptos_options(&args.site_root, fleet_addr, Env::DEV),
-        fleet_pool,
+        fleet_pool.clone(),
         args.platform_base_domain.clone(),
         true,
         true,
         sign_in,
     );
-    let silo = roles::silo_state(
-        roles::leptos_options(&args.site_root, silo_addr, Env::DEV),
-        silo_pool,
-        args.demo_silo.clone(),
-        args.platform_base_domain.clone(),
-        silo_auth.0.oidc.is_some(),
-    );
 
+    // The demo organisation's own client (per-host sign-in on `<demo>.<base>`), when configured.
+    let org_client = args.silo_org_client_id.clone().filter(|_| sign_in).map(|client_id| {
+        let org = OrgClient {
+            client: ClientConfig {
+                client_id,
+                client_secret: None,
+                extra_scopes: args.silo_org_id.iter().map(|id| format!("urn:zitadel:iam:org:id:{id}")).collect(),
+            },
+            hosts: args.platform_base_domain.iter().map(|base| format!("{}.{base}", args.demo_silo)).collect(),
+        };
+        (args.demo_silo.clone(), org)
+    });
+    let host = DevSiloHost::new(DevSiloSettings {
+        site_root: args.site_root.clone(),
+        base_domain: args.platform_base_domain.clone(),
+        auth: fleet_args.clone(),
+        dev_token: token.clone(),
+        fleet: sync::FleetLink { url: format!("http://{fleet_addr}"), token: token.clone() },
+        first_port: args.silo_port,
+        org_client,
+    });
+    let local = Arc::new(
+        LocalBackend::new(
+            LocalServer {
+                host: Ipv4Addr::LOCALHOST.to_string(),
+                port: postgres.port(),
+                superuser: opencrane_localpg::SUPERUSER.to_owned(),
+                password: postgres.password().to_owned(),
+            },
+            host,
+        )
+        .context("connecting the local provisioner to PostgreSQL")?,
+    );
+    let backend: Arc<dyn opencrane_provision::Backend> = match args.provisioner {
+        ProvisionerKind::Local => local.clone(),
+        ProvisionerKind::Kubernetes => Arc::new(KubernetesNotYetAvailable),
+    };
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        http::shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, stopped(stop_rx.clone())));
+    let fleet_server = tokio::spawn(roles::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())));
+
+    let demo_url = wait_for_silo(local.host(), &args.demo_silo, Duration::from_secs(60)).await;
     let token_path = args.state_dir.join("token");
     println!(
-        "\nOpenCrane dev is running.\n  Fleet console   http://{fleet_addr}\n  Demo silo       http://{silo_addr}   (customer “{silo}”)\n  \
+        "\nOpenCrane dev is running.\n  Fleet console   http://{fleet_addr}\n  Demo silo       {demo}   (customer “{silo}”)\n  \
+         New customers   are provisioned by the {provisioner} provisioner; “Open silo” on their page\n  \
          Signed in as    {who}\n  API token       {token}\n                  (in {tpath}; accepted as a bearer token in dev mode only)\n  \
          Try             curl -H \"Authorization: Bearer $(cat {tpath})\" http://{fleet_addr}/api/v1/cluster-tenants\n  \
          PostgreSQL      127.0.0.1:{pg_port}, data in {pg_root}\nPress Ctrl-C to stop.\n",
+        demo = demo_url.unwrap_or_else(|| "(not provisioned yet; see its page in the fleet console)".into()),
         silo = args.demo_silo,
+        provisioner = match args.provisioner {
+            ProvisionerKind::Local => "local",
+            ProvisionerKind::Kubernetes => "kubernetes",
+        },
         who = if sign_in {
             "whoever signs in through the configured provider"
         } else {
@@ -147,27 +169,43 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         pg_root = postgres.root().display(),
     );
 
-    let (stop_tx, stop_rx) = watch::channel(false);
-    tokio::spawn(async move {
-        http::shutdown_signal().await;
-        let _ = stop_tx.send(true);
-    });
-    let stopped = |mut rx: watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|stop| *stop).await;
-    };
-    let (fleet_result, silo_result) = tokio::join!(
-        roles::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())),
-        roles::serve_on(silo_listener, silo, silo_auth, stopped(stop_rx)),
-    );
-    fleet_result.and(silo_result)
+    let fleet_result = fleet_server.await.context("the fleet server task failed")?;
+    let _ = worker.await;
+    local.host().stop_all().await;
+    fleet_result
 }
 
-/// Creates the demo ClusterTenant (owned by the development identity) in the fleet registry and
-/// mirrors its membership into the silo's read-model, as the fleet's projection would.
-async fn seed_demo(fleet: &sqlx::PgPool, silo: &sqlx::PgPool, name: &str) -> anyhow::Result<()> {
+/// Waits until the silo `name` is served (the provisioner's first pass), for the banner.
+async fn wait_for_silo(host: &DevSiloHost, name: &str, patience: Duration) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + patience;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(url) = host.url(name) {
+            return Some(url);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+/// Revokes `CONNECT` from `PUBLIC` on `databases`, so that the silos' roles cannot open the fleet
+/// registry (or the maintenance database); only the superuser and each database's owner can.
+async fn close_to_silo_roles(admin_url: &str, databases: &[&str]) -> anyhow::Result<()> {
+    use sqlx::Executor as _;
+    let admin = opencrane_db::connect_lazy(admin_url, &PoolSettings { max_connections: 1, ..PoolSettings::default() })?;
+    for db in databases {
+        let sql = format!("REVOKE CONNECT, TEMPORARY ON DATABASE \"{}\" FROM PUBLIC", db.replace('"', "\"\""));
+        admin.execute(sql.as_str()).await.with_context(|| format!("closing database {db} to other roles"))?;
+    }
+    admin.close().await;
+    Ok(())
+}
+
+/// Creates the demo ClusterTenant (owned by the development identity) in the fleet registry; the
+/// local provisioner then provisions its silo like any other.
+async fn seed_demo(fleet: &sqlx::PgPool, name: &str) -> anyhow::Result<()> {
     use opencrane_fleet_db::{cluster_tenants, memberships};
     match cluster_tenants::get(fleet, name).await {
-        Ok(_) => {}
+        Ok(_) => Ok(()),
         Err(opencrane_db::Error::NotFound) => {
             let quota = json!({});
             let desired = cluster_tenants::DesiredState {
@@ -178,19 +216,20 @@ async fn seed_demo(fleet: &sqlx::PgPool, silo: &sqlx::PgPool, name: &str) -> any
                 node_pool: None,
                 quota: &quota,
                 seat_cap: Some(25),
+                suspended: false,
+                termination_policy: "Retain",
+                silo_version: None,
             };
             let mut tx = fleet.begin().await?;
             cluster_tenants::insert(&mut *tx, name, &desired).await?;
             memberships::upsert(&mut tx, name, Principal::DEV_SUBJECT, "owner").await?;
+            opencrane_fleet_db::provisioning::notify(&mut *tx, name).await?;
             tx.commit().await?;
             tracing::info!(cluster_tenant.name = name, "seeded the demo customer");
+            Ok(())
         }
-        Err(other) => return Err(other).context("reading the demo customer"),
+        Err(other) => Err(other).context("reading the demo customer"),
     }
-    for m in memberships::list(fleet, name).await? {
-        opencrane_silo_db::memberships::upsert(silo, name, &m.subject, &m.role, &m.status).await?;
-    }
-    Ok(())
 }
 
 /// Reads the dev token, or creates one (`ocd_` + 32 hex digits, file mode 0600).

@@ -7,6 +7,7 @@ pub mod csrf;
 pub mod error;
 pub mod guard;
 pub mod health;
+pub mod internal;
 pub mod ratelimit;
 pub mod rest;
 
@@ -96,6 +97,7 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", rest::router(&state))
+        .nest("/api/internal", internal_router(&state))
         .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, app_shell)
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
             leptos::nonce::provide_nonce,
@@ -107,6 +109,14 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .layer(Extension(auth))
         .layer(layers)
         .with_state(state)
+}
+
+/// The fleet's internal API; a silo answers 404 there.
+fn internal_router(state: &AppState) -> Router<AppState> {
+    match state.role() {
+        Role::Fleet => internal::router(),
+        Role::Silo => Router::new().fallback(error::api_not_found),
+    }
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests

@@ -11,7 +11,9 @@ pub mod deploy;
 pub mod dev;
 pub mod http;
 pub mod links;
+pub mod provisioner;
 pub mod roles;
+pub mod sync;
 pub mod telemetry;
 
 use anyhow::Context as _;

@@ -47,7 +47,22 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         auth.0.oidc.is_some(),
     );
     spawn_session_sweeper(state.pool.clone());
-    serve_role(state, auth, addr, http::shutdown_signal()).await
+    let backend: std::sync::Arc<dyn opencrane_provision::Backend> = match args.provisioner {
+        crate::provisioner::ProvisionerKind::Kubernetes => {
+            std::sync::Arc::new(crate::provisioner::KubernetesNotYetAvailable)
+        }
+        crate::provisioner::ProvisionerKind::Local => {
+            bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
+        }
+    };
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let worker = tokio::spawn(crate::provisioner::run(state.pool.clone(), backend, async move {
+        let _ = stop_rx.wait_for(|s| *s).await;
+    }));
+    let served = serve_role(state, auth, addr, http::shutdown_signal()).await;
+    let _ = stop_tx.send(true);
+    let _ = worker.await;
+    served
 }
 
 /// Runs the clustertenant-manager until SIGTERM or Ctrl-C.
@@ -76,6 +91,7 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     });
     let auth = auth_config(&args.auth, addr, Vec::new(), scope, org)?;
     let pool = open_database(&args.db, Schema::Silo).await?;
+    let own_name = args.cluster_tenant.clone();
     let state = silo_state(
         leptos_options(&args.http.site_root, addr, Env::PROD),
         pool,
@@ -84,6 +100,12 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         auth.0.oidc.is_some(),
     );
     spawn_session_sweeper(state.pool.clone());
+    // A fleet-managed silo keeps its membership read-model in step with the fleet.
+    let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
+    if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, args.auth.api_token.clone()) {
+        let link = crate::sync::FleetLink { url: fleet_url.clone(), token };
+        crate::sync::spawn(link, own_name, state.pool.clone(), stop_rx);
+    }
     serve_role(state, auth, addr, http::shutdown_signal()).await
 }
 

@@ -21,6 +21,7 @@ const NATIVE: &[&str] = &[
     "opencrane-common-db",
     "opencrane-crd",
     "opencrane-deploy",
+    "opencrane-provision",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-localpg",

@@ -13,6 +13,7 @@ use crate::{
         cluster_tenant::{
             ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
         },
+        provisioning::{ProvisioningView, StepId},
         session::{RevokeSessions, SessionView},
     },
 };
@@ -56,7 +57,28 @@ pub async fn delete_cluster_tenant(name: String, confirmation: String) -> Result
     if confirmation.trim() != name {
         return respond(Err(AppError::field("confirmation", format!("Type “{name}” to confirm."))));
     }
-    respond(service::cluster_tenants::delete(&state, &caller, &name).await)
+    respond(service::cluster_tenants::delete(&state, &caller, &name).await.map(|_| ()))
+}
+
+/// The provisioning checklist of a ClusterTenant (polled by the detail page while it settles).
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/provisioning", input = Json)]
+pub async fn get_provisioning(name: String) -> Result<ProvisioningView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::provisioning_view(&state, &caller, &name).await)
+}
+
+/// Retries one failed provisioning step, or all of them.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/retry", input = Json)]
+pub async fn retry_provisioning(name: String, step: Option<StepId>) -> Result<(), AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::retry(&state, &caller, &name, step).await)
+}
+
+/// Suspends or resumes a ClusterTenant's silo.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/suspend", input = Json)]
+pub async fn set_cluster_tenant_suspended(name: String, suspended: bool) -> Result<ClusterTenant, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::cluster_tenants::set_suspended(&state, &caller, &name, suspended).await)
 }
 
 /// The caller's own billing account, if any.

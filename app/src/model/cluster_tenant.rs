@@ -86,6 +86,39 @@ impl ComputeMode {
     }
 }
 
+/// What happens to a silo's database when its ClusterTenant is deleted (the CRD's spelling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TerminationPolicy {
+    /// Keep the database and its volumes (they can be re-attached).
+    #[default]
+    Retain,
+    /// Delete the database and its volumes with the silo.
+    Delete,
+}
+
+impl TerminationPolicy {
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Retain => "Retain",
+            Self::Delete => "Delete",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Retain, Self::Delete].into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// What the form offers.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Retain => "Keep the database (Retain)",
+            Self::Delete => "Delete the database (Delete)",
+        }
+    }
+}
+
 /// Lifecycle phase of a ClusterTenant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -221,6 +254,15 @@ pub struct ClusterTenantCreateRequest {
     /// First Owner; defaults to the signed-in user. Needed when the caller is a machine token.
     #[serde(default)]
     pub owner: Option<OwnerRequest>,
+    /// What deletion does with the database; default `Retain`.
+    #[serde(default)]
+    pub termination_policy: Option<TerminationPolicy>,
+    /// Pin of the silo version; blank or absent follows the fleet's default.
+    #[serde(default)]
+    pub silo_version: Option<String>,
+    /// Create suspended (provisioned, but scaled to zero).
+    #[serde(default)]
+    pub suspended: Option<bool>,
 }
 
 /// Distinguishes "field absent" from "field set to null" in a JSON update body.
@@ -281,6 +323,15 @@ pub struct ClusterTenantUpdateRequest {
     /// New seat limit, or remove it.
     #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
     pub seat_cap: Patch<i64>,
+    /// New termination policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_policy: Option<TerminationPolicy>,
+    /// New silo version pin, or follow the default again.
+    #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
+    pub silo_version: Patch<String>,
+    /// Suspend (`true`) or resume (`false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspended: Option<bool>,
 }
 
 fn is_keep<T>(p: &Patch<T>) -> bool {
@@ -317,6 +368,12 @@ pub struct ClusterTenantSpec {
     pub quota: Quota,
     /// Seat limit.
     pub seat_cap: Option<i32>,
+    /// Scaled to zero, sign-ins blocked.
+    pub suspended: bool,
+    /// What deletion does with the database.
+    pub termination_policy: TerminationPolicy,
+    /// Silo version pin.
+    pub silo_version: Option<String>,
 }
 
 /// Largest accepted seat cap and pod/GPU count; beyond it is a typo, not a plan.
@@ -400,6 +457,10 @@ pub fn validate(req: &ClusterTenantCreateRequest, ctx: &ValidationContext) -> Re
     };
 
     errors.check("seatCap", count(req.seat_cap));
+    let silo_version = trimmed(req.silo_version.as_deref());
+    if let Some(version) = &silo_version {
+        errors.check("siloVersion", rules::version(version));
+    }
 
     let (Some(isolation_tier), Some(compute_mode)) = (req.isolation_tier, compute.mode) else {
         return Err(errors);
@@ -413,6 +474,9 @@ pub fn validate(req: &ClusterTenantCreateRequest, ctx: &ValidationContext) -> Re
         node_pool: node_pool.filter(|_| compute_mode == ComputeMode::Dedicated),
         quota,
         seat_cap: req.seat_cap.and_then(|c| i32::try_from(c).ok()),
+        suspended: req.suspended.unwrap_or(false),
+        termination_policy: req.termination_policy.unwrap_or_default(),
+        silo_version,
     })
 }
 
@@ -443,6 +507,9 @@ impl ClusterTenantUpdateRequest {
             resources: self.resources.or_else(|| Some(Resources { quota: Some(current.quota.clone()) })),
             seat_cap: self.seat_cap.apply(current.seat_cap.map(i64::from)),
             owner: None,
+            termination_policy: self.termination_policy.or(Some(current.termination_policy)),
+            silo_version: self.silo_version.apply(current.silo_version.clone()),
+            suspended: self.suspended.or(Some(current.suspended)),
         }
     }
 }
@@ -475,6 +542,10 @@ pub struct ClusterTenantForm {
     pub gpu: String,
     /// Seat cap input; blank = uncapped.
     pub seat_cap: String,
+    /// Termination policy select (wire spelling).
+    pub termination_policy: String,
+    /// Silo version input; blank = the fleet's default.
+    pub silo_version: String,
 }
 
 fn parse_count(field: &str, text: &str, errors: &mut FieldErrors) -> Option<i64> {
@@ -494,7 +565,12 @@ fn parse_count(field: &str, text: &str, errors: &mut FieldErrors) -> Option<i64>
 impl ClusterTenantForm {
     /// A blank form with the defaults a new customer usually gets.
     pub fn new_defaults() -> Self {
-        Self { isolation_tier: "shared".into(), compute_mode: "shared".into(), ..Self::default() }
+        Self {
+            isolation_tier: "shared".into(),
+            compute_mode: "shared".into(),
+            termination_policy: TerminationPolicy::Retain.as_str().into(),
+            ..Self::default()
+        }
     }
 
     /// The form showing a stored ClusterTenant, for editing.
@@ -514,6 +590,8 @@ impl ClusterTenantForm {
             storage: text(&spec.quota.storage),
             gpu: num(spec.quota.gpu),
             seat_cap: num(spec.seat_cap.map(i64::from)),
+            termination_policy: spec.termination_policy.as_str().into(),
+            silo_version: text(&spec.silo_version),
         }
     }
 
@@ -543,7 +621,13 @@ impl ClusterTenantForm {
             }),
             seat_cap,
             owner: None,
+            termination_policy: TerminationPolicy::parse(&self.termination_policy),
+            silo_version: Some(self.silo_version.clone()),
+            suspended: None,
         };
+        if request.termination_policy.is_none() {
+            errors.add("terminationPolicy", "Choose what happens to the database on deletion.");
+        }
         (request, errors)
     }
 
@@ -577,6 +661,12 @@ impl ClusterTenantForm {
                 Some(n) => Patch::Set(n),
                 None => Patch::Clear,
             },
+            termination_policy: request.termination_policy,
+            silo_version: match trimmed(request.silo_version.as_deref()) {
+                Some(v) => Patch::Set(v),
+                None => Patch::Clear,
+            },
+            suspended: None,
         })
     }
 }
@@ -613,6 +703,18 @@ pub struct ClusterTenantStatus {
     /// Provisioner serving the tier.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioner: Option<String>,
+    /// Where the silo's console answers, once it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silo_url: Option<String>,
+    /// The desired-state generation (bumped by every change).
+    #[serde(default)]
+    pub generation: i64,
+    /// The generation the provisioner last converged to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// What the teardown kept (set while deleting).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained: Vec<String>,
 }
 
 /// `compute` in responses.
@@ -660,6 +762,13 @@ pub struct ClusterTenant {
     /// Zitadel ids, when any is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zitadel: Option<ZitadelIds>,
+    /// Scaled to zero, sign-ins blocked.
+    pub suspended: bool,
+    /// What deletion does with the database.
+    pub termination_policy: TerminationPolicy,
+    /// Silo version pin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silo_version: Option<String>,
     /// Observed status.
     pub status: ClusterTenantStatus,
     /// Creation time (RFC 3339).
@@ -680,6 +789,9 @@ impl ClusterTenant {
             node_pool: self.compute.node_pool.clone(),
             quota: self.resources.quota.clone(),
             seat_cap: self.seat_cap,
+            suspended: self.suspended,
+            termination_policy: self.termination_policy,
+            silo_version: self.silo_version.clone(),
         }
     }
 
@@ -862,7 +974,34 @@ mod tests {
             resources: Some(Resources { quota: Some(Quota::default()) }),
             seat_cap: None,
             owner: None,
+            termination_policy: None,
+            silo_version: None,
+            suspended: None,
         }
+    }
+
+    #[test]
+    fn retention_and_version_default_and_are_checked() {
+        let spec = validate(&valid_request(), &ctx()).unwrap();
+        assert_eq!(
+            (spec.termination_policy, spec.silo_version.as_deref(), spec.suspended),
+            (TerminationPolicy::Retain, None, false)
+        );
+        let mut req = valid_request();
+        req.silo_version = Some(" 0.4.0-rc.1 ".into());
+        req.termination_policy = Some(TerminationPolicy::Delete);
+        let spec = validate(&req, &ctx()).unwrap();
+        assert_eq!(
+            (spec.silo_version.as_deref(), spec.termination_policy),
+            (Some("0.4.0-rc.1"), TerminationPolicy::Delete)
+        );
+        req.silo_version = Some("1 .0".into());
+        let errors = validate(&req, &ctx()).unwrap_err();
+        assert!(errors.0.iter().any(|(field, _)| field == "siloVersion"), "{errors:?}");
+        let update = ClusterTenantUpdateRequest { suspended: Some(true), ..Default::default() };
+        let merged = update.merge_into(&validate(&valid_request(), &ctx()).unwrap());
+        assert_eq!(merged.suspended, Some(true));
+        assert_eq!(merged.termination_policy, Some(TerminationPolicy::Retain), "absent fields keep their value");
     }
 
     #[test]

@@ -130,6 +130,22 @@ pub fn label_value(value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A silo version pin (a chart/application version such as `0.3.1` or `0.4.0-rc.1`): 64
+/// characters at most, letters, digits, `.`, `+`, `_` and `-`, starting with a letter or digit
+/// (the fleet database's CHECK constraint says the same).
+pub fn version(value: &str) -> Result<(), String> {
+    if value.len() > 64 {
+        return Err(format!("Is {} characters long; the maximum is 64.", value.len()));
+    }
+    if let Some(bad) = value.chars().find(|c| !c.is_ascii_alphanumeric() && !matches!(c, '.' | '+' | '_' | '-')) {
+        return Err(format!("May only contain letters, digits, “.”, “+”, “_” and “-”; “{bad}” is not allowed."));
+    }
+    if !value.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err("Must start with a letter or digit, e.g. 0.3.1.".into());
+    }
+    Ok(())
+}
+
 /// Free text shown to people: not blank, no control characters, at most `max` characters.
 pub fn display_text(label: &str, value: &str, max: usize) -> Result<(), String> {
     if value.is_empty() {

@@ -4,7 +4,7 @@ use opencrane_db::Error as DbError;
 use opencrane_fleet_db::{
     billing_accounts,
     cluster_tenants::{self as db, ClusterTenantRow, DesiredState, ListFilter, SortKey},
-    memberships,
+    memberships, provisioning,
 };
 use serde_json::json;
 
@@ -15,8 +15,9 @@ use crate::{
     model::cluster_tenant::{
         ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantSpec, ClusterTenantStatus,
         ClusterTenantUpdateRequest, Compute, ComputeMode, IsolationTier, ListQuery, MAX_PAGE_SIZE, Phase, Quota,
-        ResourcesView, SortBy, ZitadelIds, tier_unavailable_message, validate,
+        ResourcesView, SortBy, TerminationPolicy, ZitadelIds, tier_unavailable_message, validate,
     },
+    model::provisioning::{ProvisioningView, StepId, StepState, StepView},
     state::{AppState, Caller, FleetSettings},
 };
 
@@ -57,6 +58,10 @@ fn to_wire(row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTena
         ComputeMode::parse(&row.compute_mode).ok_or_else(|| malformed(format!("compute mode {}", row.compute_mode)))?;
     let phase = Phase::parse(&row.phase).ok_or_else(|| malformed(format!("phase {}", row.phase)))?;
     let quota: Quota = serde_json::from_value(row.quota.clone()).map_err(|e| malformed(format!("quota: {e}")))?;
+    let termination_policy = TerminationPolicy::parse(&row.termination_policy)
+        .ok_or_else(|| malformed(format!("termination policy {}", row.termination_policy)))?;
+    let retained: Vec<String> =
+        serde_json::from_value(row.retained.clone()).map_err(|e| malformed(format!("retained: {e}")))?;
     let zitadel = (row.zitadel_client_id.is_some()
         || row.zitadel_org_id.is_some()
         || row.zitadel_redirect_uri.is_some())
@@ -75,11 +80,18 @@ fn to_wire(row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTena
         seat_cap: row.seat_cap,
         seats_used,
         zitadel,
+        suspended: row.suspended,
+        termination_policy,
+        silo_version: row.silo_version,
         status: ClusterTenantStatus {
             phase,
             message: row.message,
             bound_namespace: row.bound_namespace,
             provisioner: row.provisioner,
+            silo_url: row.silo_url,
+            generation: row.generation,
+            observed_generation: row.observed_generation,
+            retained,
         },
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -174,6 +186,9 @@ fn desired<'a>(spec: &'a ClusterTenantSpec, quota: &'a serde_json::Value) -> Des
         node_pool: spec.node_pool.as_deref(),
         quota,
         seat_cap: spec.seat_cap,
+        suspended: spec.suspended,
+        termination_policy: spec.termination_policy.as_str(),
+        silo_version: spec.silo_version.as_deref(),
     }
 }
 
@@ -264,6 +279,7 @@ pub async fn create(
     })?;
     let meta = json!({ "owner": owner, "isolationTier": spec.isolation_tier.as_str(), "seatCap": spec.seat_cap });
     record(&mut *tx, caller, "cluster_tenant.create", &spec.name, "success", meta).await?;
+    provisioning::notify(&mut *tx, &spec.name).await.map_err(|e| db_failure(caller, e))?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %spec.name, actor = %principal.subject, "cluster tenant created");
     to_wire(row, Some(1)).map_err(|e| internal(caller, &e))
@@ -280,6 +296,13 @@ pub async fn update(
     let principal =
         authorize_mutation(state, caller, Action::UpdateClusterTenant(name), "cluster_tenant.update", name).await?;
     let current = get(state, caller, name).await?;
+    if current.status.phase == Phase::Deleting {
+        return Err(AppError::Conflict {
+            code: "BEING_DELETED".into(),
+            message: format!("“{name}” is being deleted; it can no longer be changed."),
+            field: None,
+        });
+    }
     let spec = checked_spec(fleet, &req.merge_into(&current.spec()))?;
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
@@ -291,23 +314,136 @@ pub async fn update(
     let after = serde_json::to_value(&spec).unwrap_or_default();
     record(&mut *tx, caller, "cluster_tenant.update", name, "success", json!({ "before": before, "after": after }))
         .await?;
+    provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant updated");
     to_wire(row, current.seats_used).map_err(|e| internal(caller, &e))
 }
 
-/// Deletes a ClusterTenant and its memberships.
-pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
+/// Starts the deletion of a ClusterTenant: the row is marked `deleting` and the provisioner tears
+/// the silo down in order, keeping or deleting the database per the termination policy; the row
+/// (and its memberships) goes when the teardown has finished. Asking again is harmless.
+pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<ClusterTenant, AppError> {
     settings(state)?;
     let principal =
         authorize_mutation(state, caller, Action::DeleteClusterTenant(name), "cluster_tenant.delete", name).await?;
+    let current = get(state, caller, name).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    db::delete(&mut *tx, name).await.map_err(|e| match e {
+    provisioning::request_deletion(&mut *tx, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
     })?;
-    record(&mut *tx, caller, "cluster_tenant.delete", name, "success", json!({})).await?;
+    let meta = json!({ "terminationPolicy": current.termination_policy.as_str() });
+    record(&mut *tx, caller, "cluster_tenant.delete", name, "success", meta).await?;
+    provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant deleted");
+    tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant deletion requested");
+    get(state, caller, name).await
+}
+
+/// Suspends (scale to zero, block sign-ins) or resumes a ClusterTenant's silo.
+pub async fn set_suspended(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    suspended: bool,
+) -> Result<ClusterTenant, AppError> {
+    let request = ClusterTenantUpdateRequest { suspended: Some(suspended), ..ClusterTenantUpdateRequest::default() };
+    update(state, caller, name, request).await
+}
+
+/// The provisioning checklist of one ClusterTenant: every step in pipeline order.
+pub async fn provisioning_view(state: &AppState, caller: &Caller, name: &str) -> Result<ProvisioningView, AppError> {
+    let ct = get(state, caller, name).await?;
+    let rows = provisioning::steps(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
+    let mut steps = Vec::with_capacity(StepId::ALL.len());
+    for step in StepId::ALL {
+        let view = match rows.iter().find(|r| r.step == step.as_str()) {
+            Some(row) => StepView {
+                step,
+                state: StepState::parse(&row.state).ok_or_else(|| {
+                    internal(caller, &MalformedRow { name: name.to_owned(), what: format!("step state {}", row.state) })
+                })?,
+                reason: row.reason.clone(),
+                message: row.message.clone(),
+                action: row.action.clone(),
+                started_at: row.started_at,
+                finished_at: row.finished_at,
+            },
+            None => StepView {
+                step,
+                state: StepState::Pending,
+                reason: "NotStarted".into(),
+                message: "Not started yet.".into(),
+                action: None,
+                started_at: None,
+                finished_at: None,
+            },
+        };
+        steps.push(view);
+    }
+    Ok(ProvisioningView {
+        name: ct.name,
+        phase: ct.status.phase,
+        message: ct.status.message,
+        silo_url: ct.status.silo_url,
+        provisioner: ct.status.provisioner,
+        converged: ct.status.observed_generation == Some(ct.status.generation),
+        steps,
+        retained: ct.status.retained,
+        as_of: chrono::Utc::now(),
+    })
+}
+
+/// Asks the provisioner for another attempt now: of one failed step, or of everything.
+pub async fn retry(state: &AppState, caller: &Caller, name: &str, step: Option<StepId>) -> Result<(), AppError> {
+    settings(state)?;
+    authorize_mutation(state, caller, Action::UpdateClusterTenant(name), "cluster_tenant.retry", name).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    provisioning::request_retry(&mut *tx, name, step.map(StepId::as_str)).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    let meta = json!({ "step": step.map(StepId::as_str) });
+    record(&mut *tx, caller, "cluster_tenant.retry", name, "success", meta).await?;
+    provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     Ok(())
+}
+
+/// One membership for a silo's read-model (`GET /api/internal/cluster-tenants/{name}/members`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiloMember {
+    /// IdP subject.
+    pub subject: String,
+    /// `owner`, `admin` or `member`.
+    pub role: String,
+    /// `active` or `suspended`.
+    pub status: String,
+}
+
+/// The memberships of exactly one ClusterTenant, for its silo's read-model. Platform operators'
+/// tokens only (the silo holds the fleet token); a ClusterTenant being deleted has none.
+pub async fn members_for_silo(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<SiloMember>, AppError> {
+    settings(state)?;
+    match caller.principal.as_ref() {
+        Some(p) if p.is_platform_operator => {}
+        Some(_) => {
+            return Err(AppError::Forbidden {
+                code: "FORBIDDEN".into(),
+                message: "Only the platform's service token may read a silo's memberships.".into(),
+            });
+        }
+        None => return Err(authorize(None, Action::ReadClusterTenant(name)).err().unwrap_or_else(|| not_found(name))),
+    }
+    let row = db::get(&state.pool, name).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    if row.deletion_requested_at.is_some() {
+        return Ok(Vec::new());
+    }
+    let rows = memberships::list(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
+    Ok(rows.into_iter().map(|m| SiloMember { subject: m.subject, role: m.role, status: m.status }).collect())
 }

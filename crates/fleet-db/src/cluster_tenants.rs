@@ -49,6 +49,24 @@ pub struct ClusterTenantRow {
     pub created_at: DateTime<Utc>,
     /// When the row last changed.
     pub updated_at: DateTime<Utc>,
+    /// Workloads scaled to zero and sign-ins blocked.
+    pub suspended: bool,
+    /// `Retain` or `Delete`: what happens to the database on deletion.
+    pub termination_policy: String,
+    /// Pin of the silo chart/application version.
+    pub silo_version: Option<String>,
+    /// Bumped by every change of the desired state.
+    pub generation: i64,
+    /// The generation the last finished reconcile converged to.
+    pub observed_generation: Option<i64>,
+    /// Where the silo's console answers, once it does.
+    pub silo_url: Option<String>,
+    /// When deletion was asked for; the row stays until the teardown has finished.
+    pub deletion_requested_at: Option<DateTime<Utc>>,
+    /// What the teardown kept (a JSON array of sentences).
+    pub retained: serde_json::Value,
+    /// Consecutive failed reconciles (drives the backoff).
+    pub failed_attempts: i32,
 }
 
 /// A row of the list page: the stored row plus the number of active members (seats in use).
@@ -77,6 +95,12 @@ pub struct DesiredState<'a> {
     pub quota: &'a serde_json::Value,
     /// Seat limit.
     pub seat_cap: Option<i32>,
+    /// Scale to zero and block sign-ins.
+    pub suspended: bool,
+    /// `Retain` or `Delete`.
+    pub termination_policy: &'a str,
+    /// Silo version pin.
+    pub silo_version: Option<&'a str>,
 }
 
 /// Inserts a new ClusterTenant in phase `pending`.
@@ -85,12 +109,14 @@ pub async fn insert(db: impl PgExecutor<'_>, name: &str, desired: &DesiredState<
     let row = sqlx::query_as!(
         ClusterTenantRow,
         r#"INSERT INTO cluster_tenants
-               (name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota, seat_cap)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+               (name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota, seat_cap,
+                suspended, termination_policy, silo_version)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
            RETURNING name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
                      seat_cap, phase, message, bound_namespace, provisioner, zitadel_org_id,
                      zitadel_project_id, zitadel_app_id, zitadel_client_id, zitadel_redirect_uri,
-                     created_at, updated_at"#,
+                     created_at, updated_at, suspended, termination_policy, silo_version, generation,
+                     observed_generation, silo_url, deletion_requested_at, retained, failed_attempts"#,
         name,
         desired.display_name,
         desired.vanity_domain,
@@ -99,6 +125,9 @@ pub async fn insert(db: impl PgExecutor<'_>, name: &str, desired: &DesiredState<
         desired.node_pool,
         desired.quota,
         desired.seat_cap,
+        desired.suspended,
+        desired.termination_policy,
+        desired.silo_version,
     )
     .fetch_one(db)
     .await?;
@@ -116,12 +145,21 @@ pub async fn update_desired(
         ClusterTenantRow,
         r#"UPDATE cluster_tenants
            SET display_name = $2, vanity_domain = $3, isolation_tier = $4, compute_mode = $5,
-               node_pool = $6, quota = $7, seat_cap = $8, updated_at = now()
+               node_pool = $6, quota = $7, seat_cap = $8, suspended = $9, termination_policy = $10,
+               silo_version = $11, updated_at = now(),
+               -- Only a real change is a new generation (a no-op update must not wake the
+               -- reconciler).
+               generation = generation + CASE
+                   WHEN (display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
+                         seat_cap, suspended, termination_policy, silo_version)
+                        IS DISTINCT FROM ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                   THEN 1 ELSE 0 END
            WHERE name = $1
            RETURNING name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
                      seat_cap, phase, message, bound_namespace, provisioner, zitadel_org_id,
                      zitadel_project_id, zitadel_app_id, zitadel_client_id, zitadel_redirect_uri,
-                     created_at, updated_at"#,
+                     created_at, updated_at, suspended, termination_policy, silo_version, generation,
+                     observed_generation, silo_url, deletion_requested_at, retained, failed_attempts"#,
         name,
         desired.display_name,
         desired.vanity_domain,
@@ -130,6 +168,9 @@ pub async fn update_desired(
         desired.node_pool,
         desired.quota,
         desired.seat_cap,
+        desired.suspended,
+        desired.termination_policy,
+        desired.silo_version,
     )
     .fetch_optional(db)
     .await?;
@@ -144,7 +185,8 @@ pub async fn get(db: impl PgExecutor<'_>, name: &str) -> Result<ClusterTenantRow
         r#"SELECT name, display_name, vanity_domain, isolation_tier, compute_mode, node_pool, quota,
                   seat_cap, phase, message, bound_namespace, provisioner, zitadel_org_id,
                   zitadel_project_id, zitadel_app_id, zitadel_client_id, zitadel_redirect_uri,
-                  created_at, updated_at
+                  created_at, updated_at, suspended, termination_policy, silo_version, generation,
+                  observed_generation, silo_url, deletion_requested_at, retained, failed_attempts
            FROM cluster_tenants WHERE name = $1"#,
         name,
     )
@@ -225,7 +267,9 @@ macro_rules! list_ordered_by {
             "SELECT ct.name, ct.display_name, ct.vanity_domain, ct.isolation_tier, ct.compute_mode,
                     ct.node_pool, ct.quota, ct.seat_cap, ct.phase, ct.message, ct.bound_namespace,
                     ct.provisioner, ct.zitadel_org_id, ct.zitadel_project_id, ct.zitadel_app_id,
-                    ct.zitadel_client_id, ct.zitadel_redirect_uri, ct.created_at, ct.updated_at
+                    ct.zitadel_client_id, ct.zitadel_redirect_uri, ct.created_at, ct.updated_at,
+                    ct.suspended, ct.termination_policy, ct.silo_version, ct.generation,
+                    ct.observed_generation, ct.silo_url, ct.deletion_requested_at, ct.retained, ct.failed_attempts
              FROM cluster_tenants ct
              WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
                AND ($2::text IS NULL OR ct.phase = $2)

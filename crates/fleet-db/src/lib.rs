@@ -8,6 +8,7 @@
 pub mod billing_accounts;
 pub mod cluster_tenants;
 pub mod memberships;
+pub mod provisioning;
 
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,9 @@ fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value) -> DesiredSt
         node_pool: None,
         quota,
         seat_cap: None,
+        suspended: false,
+        termination_policy: "Retain",
+        silo_version: None,
     }
 }
 
@@ -268,4 +271,92 @@ async fn billing_account_upsert_reports_creation_once(pool: PgPool) {
     assert_eq!(second.email.as_deref(), Some("ana@example.com"), "a missing email keeps the stored one");
     assert_eq!(second.display_name.as_deref(), Some("Ana"));
     assert!(billing_accounts::find_by_subject(&pool, "sub-2").await.unwrap().is_none());
+}
+
+mod provisioning_bookkeeping {
+    use super::*;
+    use crate::provisioning::{self, Observed, StepRow};
+
+    fn ready(generation: i64) -> Observed<'static> {
+        Observed {
+            generation,
+            phase: "ready",
+            message: Some("Ready."),
+            bound_namespace: Some("opencrane-acme"),
+            silo_url: Some("http://127.0.0.1:3001"),
+            provisioner: "local",
+            converged: true,
+            retry_in_seconds: 0,
+        }
+    }
+
+    fn step(state: &str) -> StepRow {
+        StepRow {
+            step: "database".into(),
+            state: state.into(),
+            reason: "Provisioned".into(),
+            message: "m".into(),
+            action: None,
+            started_at: None,
+            finished_at: None,
+            generation: 1,
+        }
+    }
+
+    #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+    async fn a_new_row_is_due_until_it_converges_and_a_converged_reconcile_writes_nothing(pool: PgPool) {
+        seed(&pool, "acme").await;
+        let due = provisioning::due(&pool).await.unwrap();
+        assert_eq!(
+            due.iter().map(|d| (d.name.as_str(), d.generation, d.deleting)).collect::<Vec<_>>(),
+            [("acme", 1, false)]
+        );
+        assert!(provisioning::observe(&pool, "acme", &ready(1)).await.unwrap());
+        assert!(provisioning::due(&pool).await.unwrap().is_empty(), "converged");
+        assert!(!provisioning::observe(&pool, "acme", &ready(1)).await.unwrap(), "the same status again is no write");
+        assert!(provisioning::put_step(&pool, "acme", &step("done")).await.unwrap());
+        assert!(!provisioning::put_step(&pool, "acme", &step("done")).await.unwrap(), "an unchanged step is no write");
+    }
+
+    #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+    async fn only_a_real_change_is_a_new_generation(pool: PgPool) {
+        let quota = json!({});
+        cluster_tenants::insert(&pool, "acme", &desired("Acme", &quota)).await.unwrap();
+        let same = cluster_tenants::update_desired(&pool, "acme", &desired("Acme", &quota)).await.unwrap();
+        assert_eq!(same.generation, 1);
+        let mut suspend = desired("Acme", &quota);
+        suspend.suspended = true;
+        let changed = cluster_tenants::update_desired(&pool, "acme", &suspend).await.unwrap();
+        assert_eq!(changed.generation, 2);
+    }
+
+    #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+    async fn a_failure_backs_off_and_retry_makes_it_due_at_once(pool: PgPool) {
+        seed(&pool, "acme").await;
+        let failed = Observed { phase: "failed", converged: false, retry_in_seconds: 3600, ..ready(1) };
+        assert!(provisioning::observe(&pool, "acme", &failed).await.unwrap());
+        assert!(provisioning::due(&pool).await.unwrap().is_empty(), "backing off for an hour");
+        provisioning::put_step(&pool, "acme", &step("failed")).await.unwrap();
+        provisioning::request_retry(&pool, "acme", Some("database")).await.unwrap();
+        let due = provisioning::due(&pool).await.unwrap();
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].failed_attempts, 0);
+        let steps = provisioning::steps(&pool, "acme").await.unwrap();
+        assert_eq!(steps[0].state, "pending");
+        assert!(matches!(provisioning::request_retry(&pool, "nobody", None).await, Err(DbError::NotFound)));
+    }
+
+    #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+    async fn deletion_is_two_phase(pool: PgPool) {
+        seed(&pool, "acme").await;
+        provisioning::observe(&pool, "acme", &ready(1)).await.unwrap();
+        assert!(!provisioning::finish_deletion(&pool, "acme").await.unwrap(), "not marked: stays");
+        provisioning::request_deletion(&pool, "acme").await.unwrap();
+        let due = provisioning::due(&pool).await.unwrap();
+        assert!(due[0].deleting);
+        assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap().phase, "deleting");
+        assert!(provisioning::live_names(&pool).await.unwrap().is_empty());
+        assert!(provisioning::finish_deletion(&pool, "acme").await.unwrap());
+        assert!(matches!(cluster_tenants::get(&pool, "acme").await, Err(DbError::NotFound)));
+    }
 }

@@ -72,3 +72,18 @@ pub async fn for_subject(
     .fetch_optional(db)
     .await?)
 }
+
+/// Deletes every projected membership of `cluster_tenant` whose subject is not in `keep` (the
+/// fleet dropped them), and any row of another ClusterTenant (the read-model holds only its own).
+/// Returns how many rows went.
+pub async fn retain_only(db: impl PgExecutor<'_>, cluster_tenant: &str, keep: &[String]) -> Result<u64> {
+    // language=PostgreSQL
+    let done = sqlx::query!(
+        "DELETE FROM org_memberships WHERE cluster_tenant <> $1 OR NOT (subject = ANY($2))",
+        cluster_tenant,
+        keep,
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}

@@ -9,7 +9,8 @@ use crate::support::{self, Features, create_body, send};
 
 #[sqlx::test(migrations = false)]
 async fn create_read_update_delete(pool: PgPool) {
-    let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), false);
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
 
     let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
@@ -24,7 +25,7 @@ async fn create_read_update_delete(pool: PgPool) {
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(got.json()["displayName"], "acme Corp");
     let status = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme/status", None, true).await;
-    assert_eq!(status.json(), json!({"phase": "pending"}));
+    assert_eq!(status.json(), json!({"phase": "pending", "generation": 1}));
 
     let updated = send(
         &fleet,
@@ -49,7 +50,19 @@ async fn create_read_update_delete(pool: PgPool) {
     assert_eq!(listed.json().as_array().unwrap().len(), 1);
 
     let deleted = send(&fleet, Method::DELETE, "/api/v1/cluster-tenants/acme", None, true).await;
-    assert_eq!(deleted.json(), json!({"name": "acme", "status": "deleted"}));
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.text);
+    assert_eq!(deleted.json(), json!({"name": "acme", "status": "deleting", "terminationPolicy": "Retain"}));
+    let deleting = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme/status", None, true).await;
+    assert_eq!(deleting.json()["phase"], "deleting", "the row stays until the teardown finished");
+    let again = send(&fleet, Method::DELETE, "/api/v1/cluster-tenants/acme", None, true).await;
+    assert_eq!(again.status, StatusCode::ACCEPTED, "asking twice is harmless");
+    // The provisioner's teardown (here the Kubernetes placeholder, which provisioned nothing)
+    // removes the row.
+    let outcome =
+        opencrane_provision::reconcile::reconcile(&db, &opencrane::provisioner::KubernetesNotYetAvailable, "acme")
+            .await
+            .unwrap();
+    assert_eq!(outcome, opencrane_provision::reconcile::Outcome::Deleted);
     let gone = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme", None, true).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
     assert_eq!(gone.json()["code"], "CLUSTER_TENANT_NOT_FOUND");

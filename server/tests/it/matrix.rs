@@ -77,6 +77,19 @@ fn fleet_routes() -> Vec<Route> {
             Some(r#"{"name":"{name}","confirmation":"{name}"}"#),
             ClusterTenant,
         ),
+        route(Method::POST, "/api/fleet/cluster-tenants/provisioning", Some(r#"{"name":"{name}"}"#), ClusterTenant),
+        route(
+            Method::POST,
+            "/api/fleet/cluster-tenants/retry",
+            Some(r#"{"name":"{name}","step":null}"#),
+            ClusterTenant,
+        ),
+        route(
+            Method::POST,
+            "/api/fleet/cluster-tenants/suspend",
+            Some(r#"{"name":"{name}","suspended":true}"#),
+            ClusterTenant,
+        ),
         route(Method::POST, "/api/fleet/billing/mine", Some("{}"), Person),
         route(Method::POST, "/api/fleet/billing/save", Some(r#"{"request":{"displayName":"Mine"}}"#), Person),
         route(Method::POST, "/api/fleet/audit/list", Some(r#"{"query":{}}"#), Operator),
@@ -88,6 +101,8 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::PUT, "/api/v1/cluster-tenants/{name}", Some(r#"{"displayName":"Changed"}"#), ClusterTenant),
         route(Method::DELETE, "/api/v1/cluster-tenants/{name}", None, ClusterTenant),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/status", None, ClusterTenant),
+        route(Method::GET, "/api/v1/cluster-tenants/{name}/provisioning", None, ClusterTenant),
+        route(Method::POST, "/api/v1/cluster-tenants/{name}/retry", Some("{}"), ClusterTenant),
         route(Method::POST, "/api/v1/billing-accounts", Some("{}"), Person),
         route(Method::GET, "/api/v1/billing-accounts/me", None, Person),
         route(Method::GET, "/api/v1/auth/me", None, Public),
@@ -164,7 +179,10 @@ async fn seed_fleet(db: &PgPool) {
     .await
     .unwrap();
     sqlx::query("DELETE FROM cluster_tenants WHERE name = 'made-by-matrix'").execute(db).await.unwrap();
-    sqlx::query("UPDATE cluster_tenants SET display_name = upper(substr(name, 6)) WHERE name IN ('acme-a', 'acme-b')")
+    sqlx::query(
+        "UPDATE cluster_tenants SET display_name = upper(substr(name, 6)), deletion_requested_at = NULL, phase = 'pending'
+         WHERE name IN ('acme-a', 'acme-b')",
+    )
         .execute(db)
         .await
         .unwrap();

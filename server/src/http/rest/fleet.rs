@@ -7,6 +7,7 @@ use app::{
     model::{
         billing::BillingAccountRequest,
         cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest},
+        provisioning::RetryRequest,
     },
     service,
     state::{AppState, Caller},
@@ -31,6 +32,8 @@ pub fn cluster_tenant_routes() -> Router<AppState> {
         .route("/cluster-tenants", get(list).post(create))
         .route("/cluster-tenants/{name}", get(get_one).put(update).delete(remove))
         .route("/cluster-tenants/{name}/status", get(status))
+        .route("/cluster-tenants/{name}/provisioning", get(provisioning))
+        .route("/cluster-tenants/{name}/retry", axum::routing::post(retry))
 }
 
 /// `/billing-accounts` routes.
@@ -99,10 +102,34 @@ async fn update(
     Ok(Json(ct).into_response())
 }
 
-/// `DELETE /cluster-tenants/{name}` → `{name, status: "deleted"}`.
+/// `DELETE /cluster-tenants/{name}` → 202 `{name, status: "deleting", terminationPolicy}`: the
+/// teardown runs in the background (the reference answered `deleted` and left everything behind);
+/// `GET …/provisioning` follows it, and the resource answers 404 once it is gone.
 async fn remove(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
-    service::cluster_tenants::delete(&state, &caller, &name).await.api(&caller)?;
-    Ok(Json(json!({ "name": name, "status": "deleted" })).into_response())
+    let ct = service::cluster_tenants::delete(&state, &caller, &name).await.api(&caller)?;
+    let body = json!({ "name": name, "status": "deleting", "terminationPolicy": ct.termination_policy });
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
+
+/// `GET /cluster-tenants/{name}/provisioning`: the step checklist.
+async fn provisioning(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = service::cluster_tenants::provisioning_view(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(view).into_response())
+}
+
+/// `POST /cluster-tenants/{name}/retry` `{step?}` → 202: another attempt now.
+async fn retry(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<RetryRequest>,
+) -> Result<Response, ApiError> {
+    service::cluster_tenants::retry(&state, &caller, &name, req.step).await.api(&caller)?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "name": name, "status": "retrying" }))).into_response())
 }
 
 /// `POST /billing-accounts`: idempotent upsert; 201 when created, 200 when it existed.

@@ -89,9 +89,23 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                 Operation {
                     method: "delete",
                     path: "/cluster-tenants/{name}",
-                    summary: "Delete a ClusterTenant and its memberships",
+                    summary: "Start deleting a ClusterTenant: the silo is torn down in order and the database kept or deleted per terminationPolicy; the resource answers 404 when done",
                     body: None,
-                    ok: (200, json!({ "type": "object", "properties": { "name": { "type": "string" }, "status": { "const": "deleted" } } })),
+                    ok: (202, json!({ "type": "object", "properties": { "name": { "type": "string" }, "status": { "const": "deleting" }, "terminationPolicy": { "enum": ["Retain", "Delete"] } } })),
+                },
+                Operation {
+                    method: "get",
+                    path: "/cluster-tenants/{name}/provisioning",
+                    summary: "The provisioning checklist: every step with its state, reason, message, action and timing",
+                    body: None,
+                    ok: (200, schema("ProvisioningView")),
+                },
+                Operation {
+                    method: "post",
+                    path: "/cluster-tenants/{name}/retry",
+                    summary: "Retry one failed step ({step}) or every step ({})",
+                    body: Some("RetryRequest"),
+                    ok: (202, json!({ "type": "object", "properties": { "name": { "type": "string" }, "status": { "const": "retrying" } } })),
                 },
                 Operation {
                     method: "get",
@@ -151,6 +165,9 @@ fn components() -> Value {
             "nodePool": { "type": ["string", "null"], "description": "Required when mode is dedicated; a label value" }
         }
     });
+    let step_ids: Vec<&str> = app::model::provisioning::StepId::ALL.iter().map(|s| s.as_str()).collect();
+    let step_states = ["pending", "running", "done", "failed", "skipped", "removing", "removed", "retained"];
+    let phase = json!({ "type": "string", "enum": app::model::cluster_tenant::Phase::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>() });
     json!({
         "schemas": {
             "Error": {
@@ -172,7 +189,10 @@ fn components() -> Value {
                     "isolationTier": tier,
                     "compute": schema("Compute"),
                     "resources": { "type": "object", "required": ["quota"], "properties": { "quota": schema("Quota") } },
-                    "seatCap": count,
+    "seatCap": count,
+                    "terminationPolicy": { "enum": ["Retain", "Delete"], "description": "What deletion does with the database; default Retain" },
+                    "siloVersion": opt_text,
+                    "suspended": { "type": "boolean" },
                     "owner": { "type": "object", "properties": { "subject": text, "email": opt_text }, "description": "First Owner; defaults to the signed-in person, required for token callers" }
                 }
             },
@@ -182,14 +202,41 @@ fn components() -> Value {
                     "displayName": text, "vanityDomain": opt_text, "isolationTier": tier,
                     "compute": schema("Compute"),
                     "resources": { "type": "object", "properties": { "quota": schema("Quota") } },
-                    "seatCap": count
+                    "seatCap": count,
+                    "terminationPolicy": { "enum": ["Retain", "Delete"] },
+                    "siloVersion": opt_text,
+                    "suspended": { "type": "boolean", "description": "true scales the silo to zero and blocks its sign-ins; false resumes" }
+                }
+            },
+            "RetryRequest": {
+                "type": "object", "additionalProperties": false,
+                "properties": { "step": { "enum": step_ids } }
+            },
+            "ProvisioningView": {
+                "type": "object", "required": ["name", "phase", "converged", "steps", "asOf"],
+                "properties": {
+                    "name": text, "phase": phase.clone(), "message": text, "siloUrl": text, "provisioner": text,
+                    "converged": { "type": "boolean" },
+                    "retained": { "type": "array", "items": text },
+                    "asOf": { "type": "string", "format": "date-time" },
+                    "steps": { "type": "array", "items": {
+                        "type": "object", "required": ["step", "state", "reason", "message"],
+                        "properties": {
+                            "step": { "enum": step_ids }, "state": { "enum": step_states },
+                            "reason": text, "message": text, "action": text,
+                            "startedAt": { "type": "string", "format": "date-time" },
+                            "finishedAt": { "type": "string", "format": "date-time" }
+                        }
+                    } }
                 }
             },
             "ClusterTenantStatus": {
                 "type": "object", "required": ["phase"],
                 "properties": {
-                    "phase": { "type": "string", "enum": ["pending", "provisioning", "ready", "failed", "suspended", "deleting"] },
-                    "message": text, "boundNamespace": text, "provisioner": text
+                    "phase": phase,
+                    "message": text, "boundNamespace": text, "provisioner": text, "siloUrl": text,
+                    "generation": { "type": "integer" }, "observedGeneration": { "type": "integer" },
+                    "retained": { "type": "array", "items": text, "description": "What the teardown kept" }
                 }
             },
             "ClusterTenant": {
@@ -201,6 +248,9 @@ fn components() -> Value {
                     "resources": { "type": "object", "properties": { "quota": schema("Quota") } },
                     "seatCap": { "type": "integer" }, "seatsUsed": { "type": "integer" },
                     "zitadel": { "type": "object", "properties": { "clientId": opt_text, "orgId": opt_text, "redirectUri": opt_text } },
+                    "suspended": { "type": "boolean" },
+                    "terminationPolicy": { "enum": ["Retain", "Delete"] },
+                    "siloVersion": text,
                     "status": schema("ClusterTenantStatus"),
                     "createdAt": { "type": "string", "format": "date-time" },
                     "updatedAt": { "type": "string", "format": "date-time" }

@@ -1,0 +1,208 @@
+//! The provisioning checklist as the console shows it: one entry per step of the silo pipeline
+//! (the same steps, in the same order, as the provisioner in `crates/provision`; a server test
+//! checks the two lists agree), with state, timing, message and, on failure, what to do.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::cluster_tenant::Phase;
+
+/// One step of the silo pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StepId {
+    /// The namespace.
+    Namespace,
+    /// Quota and limit range.
+    Quota,
+    /// The NetworkPolicy floor.
+    NetworkPolicy,
+    /// The silo's database.
+    Database,
+    /// DNS record and certificate.
+    Dns,
+    /// The silo release.
+    Release,
+    /// The silo answers.
+    Readiness,
+}
+
+impl StepId {
+    /// Every step, in pipeline order.
+    pub const ALL: [Self; 7] =
+        [Self::Namespace, Self::Quota, Self::NetworkPolicy, Self::Database, Self::Dns, Self::Release, Self::Readiness];
+
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Namespace => "namespace",
+            Self::Quota => "quota",
+            Self::NetworkPolicy => "networkPolicy",
+            Self::Database => "database",
+            Self::Dns => "dns",
+            Self::Release => "release",
+            Self::Readiness => "readiness",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|step| step.as_str() == s)
+    }
+
+    /// What people read.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Namespace => "Namespace",
+            Self::Quota => "Quota and limits",
+            Self::NetworkPolicy => "Network policies",
+            Self::Database => "Database",
+            Self::Dns => "DNS and certificate",
+            Self::Release => "Silo release",
+            Self::Readiness => "Silo answers",
+        }
+    }
+}
+
+/// The state of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StepState {
+    /// Not reached yet.
+    Pending,
+    /// Under way.
+    Running,
+    /// Converged.
+    Done,
+    /// Failed.
+    Failed,
+    /// Does not apply.
+    Skipped,
+    /// Being torn down.
+    Removing,
+    /// Torn down.
+    Removed,
+    /// Kept by the termination policy.
+    Retained,
+}
+
+impl StepState {
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Running,
+            Self::Done,
+            Self::Failed,
+            Self::Skipped,
+            Self::Removing,
+            Self::Removed,
+            Self::Retained,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == s)
+    }
+
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+            Self::Removing => "removing",
+            Self::Removed => "removed",
+            Self::Retained => "retained",
+        }
+    }
+
+    /// What people read.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Pending => "Waiting",
+            Self::Running => "In progress",
+            Self::Done => "Done",
+            Self::Failed => "Failed",
+            Self::Skipped => "Not needed",
+            Self::Removing => "Removing",
+            Self::Removed => "Removed",
+            Self::Retained => "Kept",
+        }
+    }
+}
+
+/// One row of the checklist.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepView {
+    /// Which step.
+    pub step: StepId,
+    /// Its state.
+    pub state: StepState,
+    /// CamelCase reason.
+    pub reason: String,
+    /// A sentence for people.
+    pub message: String,
+    /// What to do about a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// When it last started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it last finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl StepView {
+    /// How long the step took (or has been running, as of `now`), in milliseconds.
+    pub fn duration_ms(&self, now: DateTime<Utc>) -> Option<i64> {
+        let start = self.started_at?;
+        Some((self.finished_at.unwrap_or(now) - start).num_milliseconds().max(0))
+    }
+}
+
+/// The whole checklist of one ClusterTenant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvisioningView {
+    /// The ClusterTenant.
+    pub name: String,
+    /// Its phase.
+    pub phase: Phase,
+    /// The status message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Where the silo answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silo_url: Option<String>,
+    /// Which backend provisions it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provisioner: Option<String>,
+    /// Whether the provisioner has converged on the current desired state.
+    pub converged: bool,
+    /// Every step, in pipeline order (steps never reached are `pending`).
+    pub steps: Vec<StepView>,
+    /// What the teardown kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained: Vec<String>,
+    /// When the server answered (durations of running steps are measured to it).
+    pub as_of: DateTime<Utc>,
+}
+
+impl ProvisioningView {
+    /// Whether the console should keep polling: anything but a converged resting state.
+    pub fn is_settling(&self) -> bool {
+        !(self.converged && matches!(self.phase, Phase::Ready | Phase::Suspended))
+    }
+}
+
+/// A Retry: one step, or every failed one (and a re-check of the rest).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetryRequest {
+    /// The step to retry; absent = all.
+    #[serde(default)]
+    pub step: Option<StepId>,
+}

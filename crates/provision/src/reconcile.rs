@@ -1,0 +1,375 @@
+//! The reconciler: observe (read the row) → validate ([`Desired`]) → for each step, in order,
+//! ask the [`Backend`] to converge it → record each step's row and the observed status.
+//!
+//! Deletion runs the steps' teardowns in [`StepId::TEARDOWN`] order and removes the row only
+//! when all of them finished; what the termination policy kept is recorded. A step that fails
+//! stops the pipeline there: its row says why and what to do, the later rows say what they wait
+//! for, and the next attempt comes after an exponential backoff (or at once on Retry).
+//!
+//! Writes happen only on change: a reconcile of a converged ClusterTenant writes nothing.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use opencrane_db::PgPool;
+use opencrane_fleet_db::{
+    cluster_tenants,
+    provisioning::{self, Observed, StepRow},
+};
+
+use crate::{StepId, StepState, spec::Desired};
+
+/// A step converged (or does not apply).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepSuccess {
+    /// `Done` or `Skipped`.
+    pub state: StepState,
+    /// CamelCase reason.
+    pub reason: String,
+    /// What was done, for people.
+    pub message: String,
+}
+
+impl StepSuccess {
+    /// A converged step.
+    pub fn done(reason: &str, message: impl Into<String>) -> Self {
+        Self { state: StepState::Done, reason: reason.into(), message: message.into() }
+    }
+
+    /// A step that does not apply.
+    pub fn skipped(reason: &str, message: impl Into<String>) -> Self {
+        Self { state: StepState::Skipped, reason: reason.into(), message: message.into() }
+    }
+}
+
+/// A step failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}: {message}")]
+pub struct StepFailure {
+    /// CamelCase reason.
+    pub reason: String,
+    /// What went wrong, for people (never a secret).
+    pub message: String,
+    /// What a person can do about it.
+    pub action: String,
+}
+
+impl StepFailure {
+    /// A failure with its suggested action.
+    pub fn new(reason: &str, message: impl Into<String>, action: impl Into<String>) -> Self {
+        Self { reason: reason.into(), message: message.into(), action: action.into() }
+    }
+}
+
+/// What a step's teardown did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Teardown {
+    /// Removed (or there was nothing to remove).
+    Removed(String),
+    /// Kept on purpose (the termination policy); the sentence says what and where.
+    Retained(String),
+}
+
+/// Where the steps happen: the Kubernetes cluster, or the local machine in `dev`.
+#[async_trait::async_trait]
+pub trait Backend: Send + Sync {
+    /// `kubernetes` or `local` (stored as the ClusterTenant's provisioner).
+    fn name(&self) -> &'static str;
+
+    /// Converges one step for `desired`. Must be idempotent: called again on a converged step it
+    /// changes nothing.
+    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure>;
+
+    /// Tears one step down for the ClusterTenant `name`; `delete_database` is the termination
+    /// policy. Idempotent: tearing down what is gone succeeds.
+    async fn teardown(&self, step: StepId, name: &str, delete_database: bool) -> Result<Teardown, StepFailure>;
+
+    /// Where the silo answers, once the release runs.
+    fn silo_url(&self, desired: &Desired) -> Option<String>;
+
+    /// What `status.boundNamespace` shows.
+    fn bound_to(&self, desired: &Desired) -> String;
+}
+
+/// Why a reconcile could not even run (as opposed to a step failing, which is recorded).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The fleet database failed.
+    #[error("fleet database: {0}")]
+    Db(#[from] opencrane_db::Error),
+}
+
+/// What a reconcile did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every step converged (phase `Ready` or `Suspended`).
+    Converged,
+    /// A step failed; the next attempt is scheduled.
+    Failed(StepId),
+    /// The row was invalid; nothing was attempted.
+    Invalid,
+    /// The teardown finished and the row is gone.
+    Deleted,
+    /// The row does not exist (deleted meanwhile).
+    Gone,
+}
+
+/// The delay before the `attempt`-th retry: 2 s doubling to at most 5 minutes.
+pub fn backoff(failed_attempts: i32) -> Duration {
+    let exponent = u32::try_from(failed_attempts.clamp(0, 8)).unwrap_or(8);
+    Duration::from_secs((2u64 << exponent).min(300))
+}
+
+fn row(step: StepId, state: StepState, reason: &str, message: &str, generation: i64) -> StepRow {
+    let now = Utc::now();
+    let finished = !matches!(state, StepState::Running | StepState::Removing | StepState::Pending);
+    StepRow {
+        step: step.as_str().into(),
+        state: state.as_str().into(),
+        reason: reason.into(),
+        message: message.into(),
+        action: None,
+        started_at: (state != StepState::Pending).then_some(now),
+        finished_at: finished.then_some(now),
+        generation,
+    }
+}
+
+/// Reconciles the ClusterTenant `name` once.
+pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Result<Outcome, Error> {
+    let current = match cluster_tenants::get(pool, name).await {
+        Ok(row) => row,
+        Err(opencrane_db::Error::NotFound) => return Ok(Outcome::Gone),
+        Err(other) => return Err(other.into()),
+    };
+    let stored: std::collections::HashMap<String, StepRow> =
+        provisioning::steps(pool, name).await?.into_iter().map(|r| (r.step.clone(), r)).collect();
+    if current.deletion_requested_at.is_some() {
+        return tear_down(pool, backend, &current, &stored).await;
+    }
+    let desired = match Desired::from_row(&current) {
+        Ok(desired) => desired,
+        Err(invalid) => {
+            let message = format!("The desired state is invalid: {invalid}. Edit the customer to fix it.");
+            provisioning::observe(
+                pool,
+                name,
+                &Observed {
+                    generation: current.generation,
+                    phase: "failed",
+                    message: Some(&message),
+                    bound_namespace: current.bound_namespace.as_deref(),
+                    silo_url: current.silo_url.as_deref(),
+                    provisioner: backend.name(),
+                    converged: false,
+                    retry_in_seconds: 300,
+                },
+            )
+            .await?;
+            return Ok(Outcome::Invalid);
+        }
+    };
+    let bound = backend.bound_to(&desired);
+    let generation = desired.generation;
+    let unchanged =
+        |step: StepId| stored.get(step.as_str()).is_some_and(|r| r.generation == generation && r.state == "done");
+    let phase_while_running =
+        if current.phase == "ready" || current.phase == "suspended" { current.phase.as_str() } else { "provisioning" };
+    if phase_while_running == "provisioning" && current.phase != "provisioning" {
+        provisioning::observe(
+            pool,
+            name,
+            &Observed {
+                generation,
+                phase: "provisioning",
+                message: Some("Provisioning the silo."),
+                bound_namespace: Some(&bound),
+                silo_url: current.silo_url.as_deref(),
+                provisioner: backend.name(),
+                converged: false,
+                retry_in_seconds: 0,
+            },
+        )
+        .await?;
+    }
+    for (index, step) in StepId::ALL.into_iter().enumerate() {
+        let began = Utc::now();
+        if !unchanged(step) {
+            provisioning::put_step(
+                pool,
+                name,
+                &row(step, StepState::Running, "InProgress", "Working on it.", generation),
+            )
+            .await?;
+        }
+        let started = std::time::Instant::now();
+        match backend.converge(step, &desired).await {
+            Ok(success) => {
+                let mut done = row(step, success.state, &success.reason, &success.message, generation);
+                done.started_at = Some(began);
+                if let Some(stored) = stored.get(step.as_str()).filter(|_| unchanged(step)) {
+                    done.started_at = stored.started_at;
+                    done.finished_at = stored.finished_at;
+                }
+                provisioning::put_step(pool, name, &done).await?;
+                tracing::debug!(cluster_tenant = name, step = step.as_str(), elapsed = ?started.elapsed(), "step converged");
+            }
+            Err(failure) => {
+                tracing::warn!(cluster_tenant = name, step = step.as_str(), reason = %failure.reason, message = %failure.message, "step failed");
+                let mut failed = row(step, StepState::Failed, &failure.reason, &failure.message, generation);
+                failed.action = Some(failure.action.clone());
+                failed.started_at = Some(began);
+                provisioning::put_step(pool, name, &failed).await?;
+                for later in &StepId::ALL[index + 1..] {
+                    let waiting = format!("Waits for the {} step.", step.as_str());
+                    provisioning::put_step(
+                        pool,
+                        name,
+                        &row(*later, StepState::Pending, "Waiting", &waiting, generation),
+                    )
+                    .await?;
+                }
+                let retry = backoff(current.failed_attempts);
+                let message = format!(
+                    "Step {} failed: {} Next automatic attempt in {} s; {}",
+                    step.as_str(),
+                    failure.message,
+                    retry.as_secs(),
+                    failure.action
+                );
+                provisioning::observe(
+                    pool,
+                    name,
+                    &Observed {
+                        generation,
+                        phase: "failed",
+                        message: Some(&message),
+                        bound_namespace: Some(&bound),
+                        silo_url: current.silo_url.as_deref(),
+                        provisioner: backend.name(),
+                        converged: false,
+                        retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300),
+                    },
+                )
+                .await?;
+                return Ok(Outcome::Failed(step));
+            }
+        }
+    }
+    let (phase, message) = if desired.suspended {
+        ("suspended", "Suspended: the silo's workloads are scaled to zero and its sign-ins are blocked.")
+    } else {
+        ("ready", "The silo is ready.")
+    };
+    let silo_url = backend.silo_url(&desired);
+    provisioning::observe(
+        pool,
+        name,
+        &Observed {
+            generation,
+            phase,
+            message: Some(message),
+            bound_namespace: Some(&bound),
+            silo_url: silo_url.as_deref(),
+            provisioner: backend.name(),
+            converged: true,
+            retry_in_seconds: 0,
+        },
+    )
+    .await?;
+    Ok(Outcome::Converged)
+}
+
+async fn tear_down(
+    pool: &PgPool,
+    backend: &dyn Backend,
+    current: &cluster_tenants::ClusterTenantRow,
+    stored: &std::collections::HashMap<String, StepRow>,
+) -> Result<Outcome, Error> {
+    let name = current.name.as_str();
+    let delete_database = current.termination_policy == "Delete";
+    let generation = current.generation;
+    let mut retained = Vec::new();
+    for step in StepId::TEARDOWN {
+        let previous = stored.get(step.as_str()).map(|r| r.state.as_str());
+        if matches!(previous, Some("removed")) {
+            continue;
+        }
+        if let Some(kept) = stored.get(step.as_str()).filter(|r| r.state == "retained") {
+            retained.push(kept.message.clone());
+            continue;
+        }
+        provisioning::put_step(pool, name, &row(step, StepState::Removing, "Removing", "Tearing down.", generation))
+            .await?;
+        match backend.teardown(step, name, delete_database).await {
+            Ok(Teardown::Removed(message)) => {
+                provisioning::put_step(pool, name, &row(step, StepState::Removed, "Removed", &message, generation))
+                    .await?;
+            }
+            Ok(Teardown::Retained(message)) => {
+                provisioning::put_step(pool, name, &row(step, StepState::Retained, "Retained", &message, generation))
+                    .await?;
+                retained.push(message);
+            }
+            Err(failure) => {
+                let mut failed = row(step, StepState::Failed, &failure.reason, &failure.message, generation);
+                failed.action = Some(failure.action.clone());
+                provisioning::put_step(pool, name, &failed).await?;
+                let retry = backoff(current.failed_attempts);
+                let message = format!(
+                    "Teardown of {} failed: {} Next automatic attempt in {} s; {}",
+                    step.as_str(),
+                    failure.message,
+                    retry.as_secs(),
+                    failure.action
+                );
+                provisioning::observe(
+                    pool,
+                    name,
+                    &Observed {
+                        generation,
+                        phase: "deleting",
+                        message: Some(&message),
+                        bound_namespace: current.bound_namespace.as_deref(),
+                        silo_url: None,
+                        provisioner: backend.name(),
+                        converged: false,
+                        retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300),
+                    },
+                )
+                .await?;
+                return Ok(Outcome::Failed(step));
+            }
+        }
+    }
+    let mut tx = pool.begin().await.map_err(opencrane_db::Error::from)?;
+    let retained_json = serde_json::json!(retained);
+    // The audit log outlives the row: it says what was kept.
+    opencrane_common_db::audit::append(&mut *tx, &opencrane_common_db::audit::NewAuditEntry {
+        actor: "system:provisioner",
+        actor_role: "system",
+        action: "cluster_tenant.deleted",
+        target: name,
+        outcome: "success",
+        request_id: None,
+        metadata: &serde_json::json!({ "terminationPolicy": current.termination_policy, "retained": retained_json }),
+    })
+    .await?;
+    provisioning::set_retained(&mut *tx, name, &retained_json).await?;
+    provisioning::finish_deletion(&mut *tx, name).await?;
+    tx.commit().await.map_err(opencrane_db::Error::from)?;
+    tracing::info!(cluster_tenant = name, retained = ?retained, "silo torn down and ClusterTenant removed");
+    Ok(Outcome::Deleted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_two_seconds_to_five_minutes() {
+        let secs: Vec<u64> = (0..10).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(secs, [2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
+        assert_eq!(backoff(-3).as_secs(), 2);
+    }
+}

@@ -1,0 +1,273 @@
+//! The desired state of one silo, validated: what every step builds from. It comes from the fleet
+//! database's row or from the ClusterTenant custom resource (an object created out of band gets
+//! exactly the same checks as an API create).
+
+use opencrane_crd::cluster_tenant::{ClusterTenantSpec, ComputeMode, TerminationPolicy};
+use opencrane_fleet_db::cluster_tenants::ClusterTenantRow;
+
+/// A ClusterTenant's desired state, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Desired {
+    /// The ClusterTenant's name (DNS label, ≤ 53 characters).
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// The customer-owned host, if any.
+    pub vanity_domain: Option<String>,
+    /// The node pool for dedicated compute.
+    pub node_pool: Option<String>,
+    /// Namespace quota; `None` = no ResourceQuota.
+    pub quota: Option<Quota>,
+    /// Scale to zero and block sign-ins.
+    pub suspended: bool,
+    /// Delete the database with the silo (else keep it).
+    pub delete_database: bool,
+    /// Silo version pin.
+    pub silo_version: Option<String>,
+    /// The desired-state generation this was read from.
+    pub generation: i64,
+}
+
+/// Quota values, as Kubernetes quantities.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Quota {
+    /// `requests.cpu`.
+    pub cpu: Option<String>,
+    /// `requests.memory`.
+    pub memory: Option<String>,
+    /// `pods`.
+    pub pods: Option<i64>,
+    /// `requests.storage`.
+    pub storage: Option<String>,
+    /// `requests.nvidia.com/gpu`.
+    pub gpu: Option<i64>,
+}
+
+impl Quota {
+    fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// Why a desired state cannot be provisioned; names the field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct Invalid {
+    /// The field's path, e.g. `spec.resources.quota.cpu`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> Invalid {
+    Invalid { field: field.into(), message: message.into() }
+}
+
+/// The namespace of a silo.
+pub fn namespace_of(name: &str) -> String {
+    format!("opencrane-{name}")
+}
+
+fn check_name(name: &str) -> Result<(), Invalid> {
+    let ok = !name.is_empty()
+        && name.len() <= 53
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !name.ends_with('-')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            "metadata.name",
+            "must be 1–53 lower-case letters, digits or '-', start with a letter and not end with '-' \
+             (it becomes the namespace opencrane-<name>)",
+        ))
+    }
+}
+
+/// A Kubernetes quantity: digits with an optional fraction and suffix (`500m`, `2`, `32Gi`, `1e3`).
+fn check_quantity(field: &str, value: &str) -> Result<(), Invalid> {
+    let digits_end = value.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(value.len());
+    let (number, suffix) = value.split_at(digits_end);
+    let number_ok = !number.is_empty() && number.matches('.').count() <= 1 && number != ".";
+    let suffix_ok =
+        matches!(suffix, "" | "m" | "k" | "M" | "G" | "T" | "P" | "E" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei")
+            || (suffix.starts_with(['e', 'E']) && suffix[1..].parse::<i32>().is_ok());
+    if number_ok && suffix_ok {
+        Ok(())
+    } else {
+        Err(invalid(field, format!("{value:?} is not a Kubernetes quantity (e.g. 500m, 4, 16Gi)")))
+    }
+}
+
+fn check_count(field: &str, value: Option<i64>) -> Result<(), Invalid> {
+    match value {
+        Some(n) if n < 0 => Err(invalid(field, "must be zero or more")),
+        _ => Ok(()),
+    }
+}
+
+fn check_quota(quota: Option<Quota>) -> Result<Option<Quota>, Invalid> {
+    let Some(quota) = quota.filter(|q| !q.is_empty()) else { return Ok(None) };
+    for (field, value) in [
+        ("spec.resources.quota.cpu", &quota.cpu),
+        ("spec.resources.quota.memory", &quota.memory),
+        ("spec.resources.quota.storage", &quota.storage),
+    ] {
+        if let Some(v) = value {
+            check_quantity(field, v)?;
+        }
+    }
+    check_count("spec.resources.quota.pods", quota.pods)?;
+    check_count("spec.resources.quota.gpu", quota.gpu)?;
+    Ok(Some(quota))
+}
+
+fn check_version(version: Option<&str>) -> Result<(), Invalid> {
+    match version {
+        Some(v)
+            if v.is_empty()
+                || v.len() > 64
+                || !v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '_' | '-')) =>
+        {
+            Err(invalid("spec.siloVersion", "must be a version such as 0.3.1 (letters, digits, '.', '+', '_', '-')"))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Desired {
+    /// From the fleet database's row.
+    pub fn from_row(row: &ClusterTenantRow) -> Result<Self, Invalid> {
+        check_name(&row.name)?;
+        let quota: serde_json::Map<String, serde_json::Value> = match &row.quota {
+            serde_json::Value::Object(map) => map.clone(),
+            _ => return Err(invalid("spec.resources.quota", "must be an object")),
+        };
+        let text = |key: &str| quota.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        let number = |key: &str| quota.get(key).and_then(serde_json::Value::as_i64);
+        let quota = Quota {
+            cpu: text("cpu"),
+            memory: text("memory"),
+            pods: number("pods"),
+            storage: text("storage"),
+            gpu: number("gpu"),
+        };
+        check_version(row.silo_version.as_deref())?;
+        let delete_database = match row.termination_policy.as_str() {
+            "Retain" => false,
+            "Delete" => true,
+            other => return Err(invalid("spec.terminationPolicy", format!("{other:?} is not Retain or Delete"))),
+        };
+        Ok(Self {
+            name: row.name.clone(),
+            display_name: row.display_name.clone(),
+            vanity_domain: row.vanity_domain.clone(),
+            node_pool: row.node_pool.clone().filter(|_| row.compute_mode == "dedicated"),
+            quota: check_quota(Some(quota))?,
+            suspended: row.suspended,
+            delete_database,
+            silo_version: row.silo_version.clone(),
+            generation: row.generation,
+        })
+    }
+
+    /// From the custom resource (name, spec and `metadata.generation`).
+    pub fn from_resource(name: &str, spec: &ClusterTenantSpec, generation: i64) -> Result<Self, Invalid> {
+        check_name(name)?;
+        if spec.display_name.trim().is_empty() {
+            return Err(invalid("spec.displayName", "must not be blank"));
+        }
+        let node_pool = match (spec.compute.mode, spec.compute.node_pool.as_deref().map(str::trim)) {
+            (ComputeMode::Dedicated, Some(pool)) if !pool.is_empty() => Some(pool.to_owned()),
+            (ComputeMode::Dedicated, _) => {
+                return Err(invalid("spec.compute.nodePool", "is required when spec.compute.mode is dedicated"));
+            }
+            (ComputeMode::Shared, Some(pool)) if !pool.is_empty() => {
+                return Err(invalid("spec.compute.nodePool", "can only be set when spec.compute.mode is dedicated"));
+            }
+            (ComputeMode::Shared, _) => None,
+        };
+        let quota = spec.resources.quota.as_ref().map(|q| Quota {
+            cpu: q.cpu.clone(),
+            memory: q.memory.clone(),
+            pods: q.pods,
+            storage: q.storage.clone(),
+            gpu: q.gpu,
+        });
+        check_version(spec.silo_version.as_deref())?;
+        Ok(Self {
+            name: name.to_owned(),
+            display_name: spec.display_name.trim().to_owned(),
+            vanity_domain: spec.vanity_domain.clone(),
+            node_pool,
+            quota: check_quota(quota)?,
+            suspended: spec.suspended,
+            delete_database: spec.termination_policy == TerminationPolicy::Delete,
+            silo_version: spec.silo_version.clone(),
+            generation,
+        })
+    }
+
+    /// The silo's namespace.
+    pub fn namespace(&self) -> String {
+        namespace_of(&self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opencrane_crd::cluster_tenant::{Compute, Resources};
+
+    use super::*;
+
+    fn spec() -> ClusterTenantSpec {
+        serde_json::from_value(serde_json::json!({"displayName": "Acme"})).unwrap()
+    }
+
+    #[test]
+    fn a_resource_is_checked_like_an_api_create_and_errors_name_the_field() {
+        let ok = Desired::from_resource("acme", &spec(), 3).unwrap();
+        assert_eq!((ok.namespace().as_str(), ok.generation, ok.quota.is_none()), ("opencrane-acme", 3, true));
+        let too_long = "a".repeat(54);
+        let cases: Vec<(&str, ClusterTenantSpec, &str)> = vec![
+            ("Acme", spec(), "metadata.name"),
+            ("acme-", spec(), "metadata.name"),
+            (&too_long, spec(), "metadata.name"),
+            ("acme", ClusterTenantSpec { display_name: " ".into(), ..spec() }, "spec.displayName"),
+            (
+                "acme",
+                ClusterTenantSpec { compute: Compute { mode: ComputeMode::Dedicated, node_pool: None }, ..spec() },
+                "spec.compute.nodePool",
+            ),
+            (
+                "acme",
+                ClusterTenantSpec {
+                    resources: Resources {
+                        quota: Some(opencrane_crd::cluster_tenant::Quota {
+                            cpu: Some("lots".into()),
+                            ..Default::default()
+                        }),
+                    },
+                    ..spec()
+                },
+                "spec.resources.quota.cpu",
+            ),
+            ("acme", ClusterTenantSpec { silo_version: Some("1 .0".into()), ..spec() }, "spec.siloVersion"),
+        ];
+        for (name, spec, field) in cases {
+            let err = Desired::from_resource(name, &spec, 1).unwrap_err();
+            assert_eq!(err.field, field, "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn quantities_follow_the_kubernetes_grammar() {
+        for ok in ["500m", "4", "0.5", "16Gi", "1e3", "2Ti"] {
+            check_quantity("f", ok).unwrap();
+        }
+        for bad in ["", "lots", "4 Gi", "1.2.3", "Gi", "5x"] {
+            assert!(check_quantity("f", bad).is_err(), "{bad}");
+        }
+    }
+}

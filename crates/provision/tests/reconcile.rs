@@ -1,0 +1,291 @@
+//! The reconciler against a real PostgreSQL (the fleet schema) and an in-memory fake backend
+//! that records every object it creates and can fail any step with any fault. The fake stands in
+//! for a cluster: it answers like an idempotent apply (create once, then no-op) and an idempotent
+//! delete; the faults are the three a Kubernetes API server produces (500, 409 conflict, timeout).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+
+use opencrane_fleet_db::{cluster_tenants, provisioning};
+use opencrane_provision::{
+    Backend, StepFailure, StepId, StepSuccess, Teardown,
+    reconcile::{Outcome, reconcile},
+    spec::Desired,
+};
+use serde_json::json;
+use sqlx::PgPool;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    ServerError,
+    Conflict,
+    Timeout,
+}
+
+#[derive(Default)]
+struct FakeCluster {
+    /// Step → how many times its object was created.
+    created: Mutex<BTreeMap<(String, StepId), u32>>,
+    /// Objects that exist now.
+    existing: Mutex<BTreeMap<(String, StepId), ()>>,
+    fault: Mutex<Option<(StepId, Fault)>>,
+    calls: AtomicUsize,
+}
+
+impl FakeCluster {
+    fn fail(&self, step: StepId, fault: Fault) {
+        *self.fault.lock().unwrap() = Some((step, fault));
+    }
+
+    fn heal(&self) {
+        *self.fault.lock().unwrap() = None;
+    }
+
+    fn check_fault(&self, step: StepId) -> Result<(), StepFailure> {
+        match *self.fault.lock().unwrap() {
+            Some((s, fault)) if s == step => Err(match fault {
+                Fault::ServerError => StepFailure::new("ApiError", "the API server answered 500", "Retry."),
+                Fault::Conflict => StepFailure::new("Conflict", "409: the object was modified", "Retry."),
+                Fault::Timeout => {
+                    StepFailure::new("Timeout", "no answer within 10 s", "Check the cluster, then Retry.")
+                }
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn objects(&self, name: &str) -> Vec<StepId> {
+        self.existing.lock().unwrap().keys().filter(|(n, _)| n == name).map(|(_, s)| *s).collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for FakeCluster {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+
+    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.check_fault(step)?;
+        let key = (desired.name.clone(), step);
+        if self.existing.lock().unwrap().insert(key.clone(), ()).is_none() {
+            *self.created.lock().unwrap().entry(key).or_default() += 1;
+        }
+        Ok(StepSuccess::done("Applied", format!("{} applied", step.as_str())))
+    }
+
+    async fn teardown(&self, step: StepId, name: &str, delete_database: bool) -> Result<Teardown, StepFailure> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.check_fault(step)?;
+        let key = (name.to_owned(), step);
+        if step == StepId::Database && !delete_database && self.existing.lock().unwrap().contains_key(&key) {
+            return Ok(Teardown::Retained("database kept".into()));
+        }
+        self.existing.lock().unwrap().remove(&key);
+        Ok(Teardown::Removed(format!("{} removed", step.as_str())))
+    }
+
+    fn silo_url(&self, desired: &Desired) -> Option<String> {
+        Some(format!("https://{}.example.com", desired.name))
+    }
+
+    fn bound_to(&self, desired: &Desired) -> String {
+        desired.namespace()
+    }
+}
+
+async fn seed(pool: &PgPool, name: &str, policy: &str) {
+    let quota = json!({"cpu": "4"});
+    let desired = cluster_tenants::DesiredState {
+        display_name: "Acme",
+        vanity_domain: None,
+        isolation_tier: "shared",
+        compute_mode: "shared",
+        node_pool: None,
+        quota: &quota,
+        seat_cap: None,
+        suspended: false,
+        termination_policy: policy,
+        silo_version: None,
+    };
+    cluster_tenants::insert(pool, name, &desired).await.unwrap();
+}
+
+/// The transaction ids that last wrote the ClusterTenant's row and its step rows: unchanged ids
+/// mean no write happened.
+async fn write_marks(pool: &PgPool, name: &str) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT xmin::text FROM cluster_tenants WHERE name = $1
+         UNION ALL SELECT xmin::text || step FROM provisioning_steps WHERE cluster_tenant = $1",
+    )
+    .bind(name)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+async fn step_states(pool: &PgPool, name: &str) -> BTreeMap<String, (String, String, Option<String>)> {
+    provisioning::steps(pool, name)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.step, (r.state, r.reason, r.action)))
+        .collect()
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_fresh_create_reaches_ready_and_a_second_reconcile_writes_nothing(pool: PgPool) {
+    let cluster = FakeCluster::default();
+    seed(&pool, "acme", "Retain").await;
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!(
+        (row.phase.as_str(), row.observed_generation, row.silo_url.as_deref()),
+        ("ready", Some(1), Some("https://acme.example.com"))
+    );
+    assert_eq!(row.bound_namespace.as_deref(), Some("opencrane-acme"));
+    let states = step_states(&pool, "acme").await;
+    assert_eq!(states.len(), StepId::ALL.len());
+    assert!(states.values().all(|(state, _, _)| state == "done"), "{states:?}");
+    assert!(provisioning::due(&pool).await.unwrap().is_empty(), "converged: not due");
+
+    let before = write_marks(&pool, "acme").await;
+    let calls = cluster.calls.load(Ordering::SeqCst);
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    assert_eq!(write_marks(&pool, "acme").await, before, "a converged reconcile wrote to the fleet database");
+    assert_eq!(cluster.calls.load(Ordering::SeqCst) - calls, StepId::ALL.len(), "one idempotent call per step");
+    assert!(cluster.created.lock().unwrap().values().all(|n| *n == 1), "no object was created twice");
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_fault_at_any_step_is_reported_there_and_converges_once_it_clears(pool: PgPool) {
+    for (i, step) in StepId::ALL.into_iter().enumerate() {
+        for fault in [Fault::ServerError, Fault::Conflict, Fault::Timeout] {
+            let cluster = FakeCluster::default();
+            let name = format!("ct-{i}-{}", format!("{fault:?}").to_lowercase());
+            seed(&pool, &name, "Retain").await;
+            cluster.fail(step, fault);
+            assert_eq!(reconcile(&pool, &cluster, &name).await.unwrap(), Outcome::Failed(step));
+            let states = step_states(&pool, &name).await;
+            let (state, reason, action) = &states[step.as_str()];
+            assert_eq!(state, "failed", "{name}");
+            assert!(!reason.is_empty() && action.as_deref().is_some_and(|a| !a.is_empty()), "{name}: {states:?}");
+            for earlier in &StepId::ALL[..i] {
+                assert_eq!(states[earlier.as_str()].0, "done", "{name}");
+            }
+            for later in &StepId::ALL[i + 1..] {
+                assert_eq!(states[later.as_str()].0, "pending", "{name}: later steps wait");
+            }
+            let row = cluster_tenants::get(&pool, &name).await.unwrap();
+            assert_eq!(row.phase, "failed");
+            assert!(row.message.as_deref().unwrap_or_default().contains(step.as_str()), "{:?}", row.message);
+            assert!(
+                !provisioning::due(&pool).await.unwrap().iter().any(|d| d.name == name),
+                "{name}: backing off, not due at once"
+            );
+            // Still failing: a second attempt is counted and backs off longer.
+            provisioning::request_retry(&pool, &name, None).await.unwrap();
+            assert_eq!(reconcile(&pool, &cluster, &name).await.unwrap(), Outcome::Failed(step));
+            cluster.heal();
+            provisioning::request_retry(&pool, &name, Some(step.as_str())).await.unwrap();
+            assert!(provisioning::due(&pool).await.unwrap().iter().any(|d| d.name == name), "{name}: retry is due now");
+            assert_eq!(reconcile(&pool, &cluster, &name).await.unwrap(), Outcome::Converged, "{name}");
+            let row = cluster_tenants::get(&pool, &name).await.unwrap();
+            assert_eq!((row.phase.as_str(), row.failed_attempts), ("ready", 0));
+            assert!(cluster.created.lock().unwrap().values().all(|n| *n == 1), "{name}: duplicate side effect");
+            assert_eq!(cluster.objects(&name).len(), StepId::ALL.len());
+        }
+    }
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn deleting_at_any_point_leaves_nothing_but_what_retain_keeps(pool: PgPool) {
+    for policy in ["Retain", "Delete"] {
+        for (i, step) in StepId::ALL.into_iter().enumerate() {
+            let cluster = FakeCluster::default();
+            let name = format!("del-{}-{i}", policy.to_lowercase());
+            seed(&pool, &name, policy).await;
+            // Provisioning stopped at `step` (the steps before it exist), then deletion.
+            cluster.fail(step, Fault::ServerError);
+            reconcile(&pool, &cluster, &name).await.unwrap();
+            cluster.heal();
+            provisioning::request_deletion(&pool, &name).await.unwrap();
+            assert_eq!(reconcile(&pool, &cluster, &name).await.unwrap(), Outcome::Deleted, "{name}");
+            let left = cluster.objects(&name);
+            let database_existed = i > StepId::ALL.iter().position(|s| *s == StepId::Database).unwrap();
+            let expected: Vec<StepId> =
+                if policy == "Retain" && database_existed { vec![StepId::Database] } else { vec![] };
+            assert_eq!(left, expected, "{name}");
+            assert!(matches!(cluster_tenants::get(&pool, &name).await, Err(opencrane_db::Error::NotFound)));
+            let audit: serde_json::Value = sqlx::query_scalar(
+                "SELECT metadata FROM audit_log WHERE target = $1 AND action = 'cluster_tenant.deleted'",
+            )
+            .bind(&name)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            assert_eq!(audit["retained"].as_array().unwrap().len(), expected.len(), "{name}: {audit}");
+        }
+    }
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_failed_teardown_keeps_the_row_and_resumes(pool: PgPool) {
+    let cluster = FakeCluster::default();
+    seed(&pool, "acme", "Delete").await;
+    reconcile(&pool, &cluster, "acme").await.unwrap();
+    provisioning::request_deletion(&pool, "acme").await.unwrap();
+    cluster.fail(StepId::Database, Fault::Timeout);
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Failed(StepId::Database));
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!(row.phase, "deleting");
+    assert!(!cluster.objects("acme").contains(&StepId::Release), "the release went first");
+    cluster.heal();
+    provisioning::request_retry(&pool, "acme", None).await.unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Deleted);
+    assert!(cluster.objects("acme").is_empty());
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn an_invalid_desired_state_fails_naming_the_field_without_touching_the_cluster(pool: PgPool) {
+    let cluster = FakeCluster::default();
+    seed(&pool, "acme", "Retain").await;
+    sqlx::query("UPDATE cluster_tenants SET quota = '{\"cpu\": \"lots\"}' WHERE name = 'acme'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Invalid);
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!(row.phase, "failed");
+    assert!(row.message.unwrap_or_default().contains("spec.resources.quota.cpu"));
+    assert_eq!(cluster.calls.load(Ordering::SeqCst), 0);
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn suspension_and_resumption_follow_the_generation(pool: PgPool) {
+    let cluster = FakeCluster::default();
+    seed(&pool, "acme", "Retain").await;
+    reconcile(&pool, &cluster, "acme").await.unwrap();
+    sqlx::query("UPDATE cluster_tenants SET suspended = true, generation = generation + 1 WHERE name = 'acme'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(provisioning::due(&pool).await.unwrap().len(), 1, "a new generation is due");
+    reconcile(&pool, &cluster, "acme").await.unwrap();
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!((row.phase.as_str(), row.observed_generation), ("suspended", Some(2)));
+    sqlx::query("UPDATE cluster_tenants SET suspended = false, generation = generation + 1 WHERE name = 'acme'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    reconcile(&pool, &cluster, "acme").await.unwrap();
+    assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap().phase, "ready");
+}

@@ -1,0 +1,29 @@
+//! The fleet's internal API under `/api/internal`, for silos (bearer `OPENCRANE_API_TOKEN`):
+//! `GET /cluster-tenants/{name}/members` feeds a silo's membership read-model.
+
+use app::{
+    service,
+    state::{AppState, Caller},
+};
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+
+use super::error::{ApiError, ApiResult, api_not_found};
+
+/// The internal router (fleet only).
+pub fn router() -> Router<AppState> {
+    Router::new().route("/cluster-tenants/{name}/members", get(members)).fallback(api_not_found)
+}
+
+async fn members(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let members = service::cluster_tenants::members_for_silo(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(members).into_response())
+}

@@ -1,0 +1,234 @@
+//! Choosing and running the provisioning backend (`--provisioner kubernetes|local`), and the
+//! [`DevSiloHost`] through which the local backend serves each silo's clustertenant-manager in
+//! the `dev` process.
+
+use std::{
+    collections::HashMap,
+    net::{Ipv4Addr, SocketAddr},
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use clap::ValueEnum;
+use leptos::config::Env;
+use opencrane_db::PoolSettings;
+use opencrane_provision::{
+    Backend, StepFailure, StepId, StepSuccess, Teardown,
+    local::{SiloHost, SiloLaunch},
+    spec::Desired,
+};
+use tokio::{sync::watch, task::JoinHandle};
+
+use crate::{
+    cli::AuthArgs,
+    http::auth::{OrgClient, Scope},
+    roles, sync,
+};
+
+/// Which backend provisions silos.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProvisionerKind {
+    /// The Kubernetes cluster the fleet-manager runs in.
+    Kubernetes,
+    /// This machine (only under `opencrane dev`): a database per silo on the local PostgreSQL and
+    /// a clustertenant-manager per silo in the same process.
+    Local,
+}
+
+/// The Kubernetes backend of this build: its controller is not part of it yet, so every
+/// ClusterTenant stops at the first step with a failure that says so and what to do instead
+/// (rather than sitting in `pending` with no explanation).
+pub struct KubernetesNotYetAvailable;
+
+#[async_trait::async_trait]
+impl Backend for KubernetesNotYetAvailable {
+    fn name(&self) -> &'static str {
+        "kubernetes"
+    }
+
+    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+        Err(StepFailure::new(
+            "ControllerUnavailable",
+            format!("This fleet-manager build cannot provision the {} step on Kubernetes yet.", step.as_str()),
+            format!(
+                "Install the silo with `opencrane deploy silo --cluster-tenant {} --base-domain <domain>`, \
+                 or try click-through provisioning locally with `cargo xtask dev`.",
+                desired.name
+            ),
+        ))
+    }
+
+    async fn teardown(&self, _step: StepId, name: &str, _delete_database: bool) -> Result<Teardown, StepFailure> {
+        Ok(Teardown::Retained(format!(
+            "Nothing was provisioned by this fleet-manager; objects installed by hand in opencrane-{name} are left alone."
+        )))
+    }
+
+    fn silo_url(&self, _desired: &Desired) -> Option<String> {
+        None
+    }
+
+    fn bound_to(&self, desired: &Desired) -> String {
+        desired.namespace()
+    }
+}
+
+/// What every silo served by the dev process shares.
+#[derive(Clone, Debug)]
+pub struct DevSiloSettings {
+    /// The browser bundle.
+    pub site_root: PathBuf,
+    /// `PLATFORM_BASE_DOMAIN`.
+    pub base_domain: Option<String>,
+    /// Sign-in settings (the development identity unless a provider is configured).
+    pub auth: AuthArgs,
+    /// The dev token, accepted by every silo.
+    pub dev_token: String,
+    /// Where the silos pull their memberships from (the fleet in the same process).
+    pub fleet: sync::FleetLink,
+    /// The first port to try; later silos take the next free ones. 0: any free port.
+    pub first_port: u16,
+    /// The organisation client of one silo (name, client), for trying per-host sign-in.
+    pub org_client: Option<(String, OrgClient)>,
+}
+
+struct Running {
+    url: String,
+    database_url: String,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+/// Serves silos' clustertenant-managers inside the dev process, each on a loopback port of its
+/// own that it keeps while the process lives (so "Open silo" links stay valid across suspension).
+pub struct DevSiloHost {
+    settings: DevSiloSettings,
+    running: Mutex<HashMap<String, Running>>,
+    ports: Mutex<HashMap<String, u16>>,
+}
+
+impl DevSiloHost {
+    /// A host with nothing running.
+    pub fn new(settings: DevSiloSettings) -> Self {
+        Self { settings, running: Mutex::default(), ports: Mutex::default() }
+    }
+
+    async fn bind(&self, name: &str) -> Result<tokio::net::TcpListener, String> {
+        let remembered = self.ports.lock().map_err(|_| "lock poisoned")?.get(name).copied();
+        if let Some(port) = remembered
+            && let Ok(listener) = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await
+        {
+            return Ok(listener);
+        }
+        if self.settings.first_port == 0 {
+            return tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.map_err(|e| e.to_string());
+        }
+        let taken: Vec<u16> = self.ports.lock().map_err(|_| "lock poisoned")?.values().copied().collect();
+        let mut port = self.settings.first_port;
+        for _ in 0..200 {
+            if !taken.contains(&port)
+                && let Ok(listener) = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await
+            {
+                return Ok(listener);
+            }
+            port = port.checked_add(1).ok_or("no free port above --silo-port")?;
+        }
+        Err(format!("no free port in {}–{port}", self.settings.first_port))
+    }
+
+    fn serve(&self, launch: &SiloLaunch, listener: tokio::net::TcpListener) -> anyhow::Result<Running> {
+        let addr: SocketAddr = listener.local_addr()?;
+        let settings = &self.settings;
+        let pool = opencrane_db::connect_lazy(&launch.database_url, &PoolSettings::default())?;
+        let org = settings.org_client.as_ref().filter(|(n, _)| *n == launch.name).map(|(_, org)| org.clone());
+        let sign_in = org.is_some();
+        let mut auth_args = settings.auth.clone();
+        if !sign_in {
+            auth_args.oidc.issuer_url = None;
+        }
+        auth_args.oidc.client_id = None;
+        auth_args.oidc.client_secret = None;
+        auth_args.oidc.redirect_uri = None;
+        let scope = Scope::Silo {
+            cluster_tenant: launch.name.clone(),
+            org_admin_groups: settings.auth.oidc.org_admin_groups.clone(),
+        };
+        let tokens = vec![("dev".to_owned(), settings.dev_token.clone())];
+        let auth = roles::auth_config(&auth_args, addr, tokens, scope, org)?;
+        let state = roles::silo_state(
+            roles::leptos_options(&settings.site_root, addr, Env::DEV),
+            pool.clone(),
+            launch.name.clone(),
+            settings.base_domain.clone(),
+            auth.0.oidc.is_some(),
+        );
+        let (stop, stopped) = watch::channel(false);
+        sync::spawn(settings.fleet.clone(), launch.name.clone(), pool, stopped.clone());
+        let name = launch.name.clone();
+        let task = tokio::spawn(async move {
+            let mut rx = stopped;
+            let shutdown = async move {
+                let _ = rx.wait_for(|s| *s).await;
+            };
+            if let Err(err) = roles::serve_on(listener, state, auth, shutdown).await {
+                tracing::error!(cluster_tenant = %name, error = %format!("{err:#}"), "silo server failed");
+            }
+        });
+        Ok(Running { url: format!("http://{addr}"), database_url: launch.database_url.clone(), stop, task })
+    }
+
+    /// Stops every silo (the dev process is exiting).
+    pub async fn stop_all(&self) {
+        let names: Vec<String> = self.running.lock().map(|r| r.keys().cloned().collect()).unwrap_or_default();
+        for name in names {
+            self.stop(&name).await;
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl SiloHost for DevSiloHost {
+    async fn start(&self, launch: &SiloLaunch) -> Result<String, String> {
+        let same = {
+            let running = self.running.lock().map_err(|_| "lock poisoned")?;
+            running
+                .get(&launch.name)
+                .map(|r| (r.database_url == launch.database_url && !r.task.is_finished(), r.url.clone()))
+        };
+        match same {
+            Some((true, url)) => return Ok(url),
+            Some((false, _)) => {
+                self.stop(&launch.name).await;
+            }
+            None => {}
+        }
+        let listener = self.bind(&launch.name).await?;
+        let running = self.serve(launch, listener).map_err(|e| format!("{e:#}"))?;
+        let url = running.url.clone();
+        let port = running.url.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        self.ports.lock().map_err(|_| "lock poisoned")?.insert(launch.name.clone(), port);
+        self.running.lock().map_err(|_| "lock poisoned")?.insert(launch.name.clone(), running);
+        tracing::info!(cluster_tenant = %launch.name, %url, "silo serving");
+        Ok(url)
+    }
+
+    async fn stop(&self, name: &str) -> bool {
+        let Some(running) = self.running.lock().ok().and_then(|mut r| r.remove(name)) else { return false };
+        let _ = running.stop.send(true);
+        if tokio::time::timeout(Duration::from_secs(25), running.task).await.is_err() {
+            tracing::warn!(cluster_tenant = %name, "silo server did not stop within 25 s");
+        }
+        tracing::info!(cluster_tenant = %name, "silo stopped");
+        true
+    }
+
+    fn url(&self, name: &str) -> Option<String> {
+        self.running.lock().ok()?.get(name).filter(|r| !r.task.is_finished()).map(|r| r.url.clone())
+    }
+}
+
+/// Runs the reconciler for `backend` until `shutdown` resolves.
+pub async fn run(pool: opencrane_db::PgPool, backend: Arc<dyn Backend>, shutdown: impl Future<Output = ()> + Send) {
+    opencrane_provision::worker::run(pool, backend, shutdown).await;
+}
