@@ -12,6 +12,7 @@ use crate::{
         billing::{BillingAccount, BillingAccountRequest},
         cluster_tenant::{
             ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
+            TerminationPolicy,
         },
         provisioning::{ProvisioningView, StepId},
         session::{RevokeSessions, SessionView},
@@ -49,15 +50,19 @@ pub async fn update_cluster_tenant(
     respond(service::cluster_tenants::update(&state, &caller, &name, request).await)
 }
 
-/// Deletes a ClusterTenant; `confirmation` must repeat its name (checked here too, not only in
-/// the browser).
+/// Starts deleting a ClusterTenant; `confirmation` must repeat its name (checked here too, not
+/// only in the browser); `termination_policy`, when given, is what happens to its data.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/delete", input = Json)]
-pub async fn delete_cluster_tenant(name: String, confirmation: String) -> Result<(), AppError> {
+pub async fn delete_cluster_tenant(
+    name: String,
+    confirmation: String,
+    termination_policy: Option<TerminationPolicy>,
+) -> Result<(), AppError> {
     let (state, caller) = request_context()?;
     if confirmation.trim() != name {
         return respond(Err(AppError::field("confirmation", format!("Type “{name}” to confirm."))));
     }
-    respond(service::cluster_tenants::delete(&state, &caller, &name).await.map(|_| ()))
+    respond(service::cluster_tenants::delete(&state, &caller, &name, termination_policy).await.map(|_| ()))
 }
 
 /// The provisioning checklist of a ClusterTenant (polled by the detail page while it settles).

@@ -10,7 +10,7 @@ use crate::{
     api::fleet::{create_cluster_tenant, update_cluster_tenant},
     components::form::{Field, described_by},
     error::{AppError, FieldErrors},
-    model::cluster_tenant::{ClusterTenantForm, IsolationTier, ValidationContext},
+    model::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
 };
 
 /// Which fields belong to which input id (for focusing the first invalid one).
@@ -27,6 +27,8 @@ const FIELDS: &[(&str, &str)] = &[
     ("resources.quota.storage", "ct-storage"),
     ("resources.quota.gpu", "ct-gpu"),
     ("seatCap", "ct-seat-cap"),
+    ("terminationPolicy", "ct-termination-policy"),
+    ("siloVersion", "ct-silo-version"),
 ];
 
 #[derive(Clone, Copy)]
@@ -286,6 +288,37 @@ pub fn ClusterTenantEditor(
                         {state.text("seatCap", "ct-seat-cap", |f| f.seat_cap.clone(), |f, v| f.seat_cap = v, true)}
                     </Field>
                 </div>
+            </fieldset>
+            <fieldset>
+                <legend>"Silo"</legend>
+                <Field
+                    id="ct-termination-policy"
+                    label="When the customer is deleted"
+                    hint="Retain keeps the database and its volumes so they can be re-attached; Delete removes all data."
+                    error=state.error("terminationPolicy")
+                >
+                    <select
+                        id="ct-termination-policy"
+                        on:change=state.on_input("terminationPolicy", |f, v| f.termination_policy = v)
+                    >
+                        {[TerminationPolicy::Retain, TerminationPolicy::Delete].map(|p| {
+                            let value = p.as_str();
+                            view! {
+                                <option value=value selected=move || form.with(|f| f.termination_policy == value)>
+                                    {p.label()}
+                                </option>
+                            }
+                        })}
+                    </select>
+                </Field>
+                <Field
+                    id="ct-silo-version"
+                    label="Silo version"
+                    hint="Pin the silo chart and application version, e.g. 0.3.1. Empty follows the fleet's default."
+                    error=state.error("siloVersion")
+                >
+                    {state.text("siloVersion", "ct-silo-version", |f| f.silo_version.clone(), |f, v| f.silo_version = v, true)}
+                </Field>
             </fieldset>
             <div class="form-actions">
                 <button type="submit" class="btn primary" disabled=move || pending.get()>

@@ -1,13 +1,20 @@
-//! Deleting a customer: an inventory of what goes, and a typed-name confirmation that the server
-//! checks again.
+//! Deleting a customer: an inventory of what goes, an explicit choice of what happens to its data
+//! (preset from its termination policy), and a typed-name confirmation that the server checks
+//! again.
 
 use leptos::{ev, html, prelude::*, task::spawn_local};
 
-use crate::api::fleet::delete_cluster_tenant;
+use crate::{api::fleet::delete_cluster_tenant, model::cluster_tenant::TerminationPolicy};
 
 /// The "Delete…" button and its confirmation panel.
 #[island]
-pub fn DeleteClusterTenant(name: String, display_name: String, members: i64) -> impl IntoView {
+pub fn DeleteClusterTenant(
+    name: String,
+    display_name: String,
+    members: i64,
+    policy: TerminationPolicy,
+) -> impl IntoView {
+    let policy = RwSignal::new(policy);
     let open = RwSignal::new(false);
     let typed = RwSignal::new(String::new());
     let pending = RwSignal::new(false);
@@ -38,9 +45,10 @@ pub fn DeleteClusterTenant(name: String, display_name: String, members: i64) -> 
         let target = name.get_value();
         let confirmation = typed.get_untracked();
         spawn_local(async move {
-            match delete_cluster_tenant(target.clone(), confirmation).await {
+            match delete_cluster_tenant(target.clone(), confirmation, Some(policy.get_untracked())).await {
+                // The teardown runs in the background; the page follows it.
                 Ok(()) => crate::islands::navigate(&format!(
-                    "/cluster-tenants?deleted={}",
+                    "/cluster-tenants/{}",
                     crate::model::cluster_tenant::url_encode(&target)
                 )),
                 Err(err) => {
@@ -75,14 +83,29 @@ pub fn DeleteClusterTenant(name: String, display_name: String, members: i64) -> 
                     }
                 >
                     <h2 id="delete-title">{format!("Delete “{display_name}”?")}</h2>
-                    <p>"This permanently removes:"</p>
+                    <p>"This tears the silo down, in this order, and removes:"</p>
                     <ul class="inventory">
-                        <li>{format!("the customer record {}", name.get_value())}</li>
-                        <li>{members_line.clone()}</li>
+                        <li>"the silo release (its clustertenant-manager and runtime planes), so nobody can sign in"</li>
+                        <li>"its DNS record and certificate"</li>
+                        <li>"its network policies, quota and limit range"</li>
+                        <li>{format!("its namespace opencrane-{} (unless the database is kept in it)", name.get_value())}</li>
+                        <li>{format!("the customer record {} and {}", name.get_value(), members_line.clone())}</li>
                     </ul>
-                    <p class="muted small">
-                        "No cluster resources exist for it yet: provisioning is not part of this release."
-                    </p>
+                    <fieldset class="retention">
+                        <legend>"Data"</legend>
+                        <label>
+                            <input type="radio" name="termination-policy" value="Retain"
+                                prop:checked=move || policy.get() == TerminationPolicy::Retain
+                                on:change=move |_| policy.set(TerminationPolicy::Retain) />
+                            " Keep the database and its volumes (they can be re-attached)"
+                        </label>
+                        <label>
+                            <input type="radio" name="termination-policy" value="Delete"
+                                prop:checked=move || policy.get() == TerminationPolicy::Delete
+                                on:change=move |_| policy.set(TerminationPolicy::Delete) />
+                            " Delete all data"
+                        </label>
+                    </fieldset>
                     <label for="delete-confirm">
                         "Type " <code>{name.get_value()}</code> " to confirm"
                     </label>

@@ -323,17 +323,26 @@ pub async fn update(
 /// Starts the deletion of a ClusterTenant: the row is marked `deleting` and the provisioner tears
 /// the silo down in order, keeping or deleting the database per the termination policy; the row
 /// (and its memberships) goes when the teardown has finished. Asking again is harmless.
-pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<ClusterTenant, AppError> {
+pub async fn delete(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    termination_policy: Option<TerminationPolicy>,
+) -> Result<ClusterTenant, AppError> {
     settings(state)?;
     let principal =
         authorize_mutation(state, caller, Action::DeleteClusterTenant(name), "cluster_tenant.delete", name).await?;
     let current = get(state, caller, name).await?;
+    let policy = termination_policy.unwrap_or(current.termination_policy);
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if policy != current.termination_policy {
+        provisioning::set_termination_policy(&mut *tx, name, policy.as_str()).await.map_err(|e| db_failure(caller, e))?;
+    }
     provisioning::request_deletion(&mut *tx, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
     })?;
-    let meta = json!({ "terminationPolicy": current.termination_policy.as_str() });
+    let meta = json!({ "terminationPolicy": policy.as_str() });
     record(&mut *tx, caller, "cluster_tenant.delete", name, "success", meta).await?;
     provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;

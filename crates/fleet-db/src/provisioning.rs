@@ -244,3 +244,19 @@ pub async fn finish_deletion(db: impl PgExecutor<'_>, name: &str) -> Result<bool
         .await?;
     Ok(done.rows_affected() > 0)
 }
+
+/// Changes what the teardown does with the database (the delete dialog's choice).
+pub async fn set_termination_policy(db: impl PgExecutor<'_>, name: &str, policy: &str) -> Result<()> {
+    // language=PostgreSQL
+    let done = sqlx::query!(
+        "UPDATE cluster_tenants SET termination_policy = $2, generation = generation + 1 WHERE name = $1",
+        name,
+        policy
+    )
+    .execute(db)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(opencrane_db::Error::NotFound);
+    }
+    Ok(())
+}

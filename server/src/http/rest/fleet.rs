@@ -6,7 +6,7 @@ use app::{
     error::AppError,
     model::{
         billing::BillingAccountRequest,
-        cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest},
+        cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest, TerminationPolicy},
         provisioning::RetryRequest,
     },
     service,
@@ -102,11 +102,24 @@ async fn update(
     Ok(Json(ct).into_response())
 }
 
-/// `DELETE /cluster-tenants/{name}` → 202 `{name, status: "deleting", terminationPolicy}`: the
+/// `DELETE /cluster-tenants/{name}[?terminationPolicy=Retain|Delete]` → 202 `{name, status: "deleting", terminationPolicy}`: the
 /// teardown runs in the background (the reference answered `deleted` and left everything behind);
 /// `GET …/provisioning` follows it, and the resource answers 404 once it is gone.
-async fn remove(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
-    let ct = service::cluster_tenants::delete(&state, &caller, &name).await.api(&caller)?;
+async fn remove(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let policy = match params.get("terminationPolicy") {
+        None => None,
+        Some(raw) => Some(
+            TerminationPolicy::parse(raw)
+                .ok_or_else(|| AppError::field("terminationPolicy", "Must be Retain or Delete."))
+                .api(&caller)?,
+        ),
+    };
+    let ct = service::cluster_tenants::delete(&state, &caller, &name, policy).await.api(&caller)?;
     let body = json!({ "name": name, "status": "deleting", "terminationPolicy": ct.termination_policy });
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }

@@ -1,5 +1,5 @@
-//! `/cluster-tenants/:name`: one customer — its desired state, status, and the edit and delete
-//! actions.
+//! `/cluster-tenants/:name`: one customer — its silo's live provisioning checklist, its desired
+//! state, and the Open silo, Suspend/Resume, Edit and Delete actions.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -7,7 +7,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::{
     UiContext,
-    api::fleet::get_cluster_tenant,
+    api::fleet::{get_cluster_tenant, get_provisioning},
     authz::{Action, can},
     components::{
         feedback::{ErrorView, Notice, PhaseBadge},
@@ -15,8 +15,14 @@ use crate::{
         layout::PageHeader,
     },
     current_principal,
-    islands::delete_cluster_tenant::DeleteClusterTenant,
-    model::cluster_tenant::{ClusterTenant, ComputeMode},
+    islands::{
+        delete_cluster_tenant::DeleteClusterTenant,
+        provisioning::{ProvisioningChecklist, SuspendButton},
+    },
+    model::{
+        cluster_tenant::{ClusterTenant, ComputeMode, Phase},
+        provisioning::ProvisioningView,
+    },
 };
 
 /// The customer detail page.
@@ -26,7 +32,7 @@ pub fn ClusterTenantDetail() -> impl IntoView {
     let name = use_params_map().with_untracked(|p| p.get("name").unwrap_or_default());
     let notice = use_query_map().with_untracked(|q| {
         if q.get("created").is_some() {
-            Some("Customer created. It stays Pending: provisioning its silo arrives in a later release.")
+            Some("Customer created. Its silo is being provisioned; the checklist below follows every step.")
         } else if q.get("saved").is_some() {
             Some("Changes saved.")
         } else {
@@ -40,8 +46,12 @@ pub fn ClusterTenantDetail() -> impl IntoView {
                 let name = name.clone();
                 let base = ui.base_domain.clone();
                 Suspend::new(async move {
-                    match get_cluster_tenant(name).await {
-                        Ok(ct) => view! { <Detail ct base /> }.into_any(),
+                    let loaded = match get_cluster_tenant(name.clone()).await {
+                        Ok(ct) => get_provisioning(name).await.map(|p| (ct, p)),
+                        Err(error) => Err(error),
+                    };
+                    match loaded {
+                        Ok((ct, provisioning)) => view! { <Detail ct provisioning base /> }.into_any(),
                         Err(error) => view! { <ErrorView error /> }.into_any(),
                     }
                 })
@@ -51,7 +61,7 @@ pub fn ClusterTenantDetail() -> impl IntoView {
 }
 
 #[component]
-fn Detail(ct: ClusterTenant, base: Option<String>) -> impl IntoView {
+fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String>) -> impl IntoView {
     let quota = &ct.resources.quota;
     let quota_text = [
         quota.cpu.as_ref().map(|v| format!("cpu {v}")),
@@ -80,12 +90,23 @@ fn Detail(ct: ClusterTenant, base: Option<String>) -> impl IntoView {
     let name = ct.name.clone();
     let display_name = ct.display_name.clone();
     // Only owners (and operators) may delete; admins do not see the button.
-    let can_delete = can(current_principal().as_ref(), Action::DeleteClusterTenant(&ct.name));
+    let principal = current_principal();
+    let can_delete = can(principal.as_ref(), Action::DeleteClusterTenant(&ct.name));
+    let can_change = can(principal.as_ref(), Action::UpdateClusterTenant(&ct.name));
+    let deleting = ct.status.phase == Phase::Deleting;
+    let silo_url = ct.status.silo_url.clone().filter(|_| ct.status.phase == Phase::Ready);
+    let suspended = ct.suspended;
+    let policy = ct.termination_policy;
+    let version = ct.silo_version.clone().unwrap_or_else(|| "the fleet's default".into());
     view! {
         <Title text=ct.display_name.clone() />
         <PageHeader title=ct.display_name.clone() description=format!("Customer {}", ct.name)>
-            <a class="btn" href=edit_href>"Edit"</a>
-            {can_delete.then(|| view! { <DeleteClusterTenant name display_name members /> })}
+            {silo_url.clone().map(|url| view! {
+                <a class="btn primary open-silo" href=url target="_blank" rel="noopener">"Open silo ↗"</a>
+            })}
+            {(can_change && !deleting).then(|| view! { <SuspendButton name=name.clone() suspended /> })}
+            {(!deleting).then(|| view! { <a class="btn" href=edit_href>"Edit"</a> })}
+            {(can_delete && !deleting).then(|| view! { <DeleteClusterTenant name display_name members policy /> })}
         </PageHeader>
         <div class="cards">
             <section class="card" aria-labelledby="status-h">
@@ -93,13 +114,23 @@ fn Detail(ct: ClusterTenant, base: Option<String>) -> impl IntoView {
                 <p>
                     <PhaseBadge phase=ct.status.phase />
                 </p>
-                <p class="muted">
-                    {ct.status.message.clone().unwrap_or_else(|| {
-                        "Recorded in the fleet registry. Provisioning of the silo (namespace, database, release) is not part of this release."
-                            .into()
-                    })}
+                <p class="muted status-message">
+                    {ct.status.message.clone().unwrap_or_else(|| "Waiting for the provisioner.".into())}
                 </p>
+                <dl class="props">
+                    <dt>"Silo"</dt>
+                    <dd class="mono">{ct.status.silo_url.clone().unwrap_or_else(|| "– (not serving)".into())}</dd>
+                    <dt>"Bound to"</dt>
+                    <dd class="mono">{ct.status.bound_namespace.clone().unwrap_or_else(|| "–".into())}</dd>
+                    <dt>"Generation"</dt>
+                    <dd>{format!(
+                        "{} · observed {}",
+                        ct.status.generation,
+                        ct.status.observed_generation.map_or_else(|| "–".to_owned(), |g| g.to_string())
+                    )}</dd>
+                </dl>
             </section>
+            <ProvisioningChecklist initial=provisioning can_retry=can_change />
             <section class="card" aria-labelledby="spec-h">
                 <h2 id="spec-h">"Desired state"</h2>
                 <dl class="props">
@@ -119,6 +150,12 @@ fn Detail(ct: ClusterTenant, base: Option<String>) -> impl IntoView {
                     <dd>{if quota_text.is_empty() { "none".to_owned() } else { quota_text }}</dd>
                     <dt>"Seats"</dt>
                     <dd>{seats}</dd>
+                    <dt>"On deletion"</dt>
+                    <dd>{policy.label()}</dd>
+                    <dt>"Silo version"</dt>
+                    <dd>{version}</dd>
+                    <dt>"Suspended"</dt>
+                    <dd>{if suspended { "yes: scaled to zero, sign-ins blocked" } else { "no" }}</dd>
                     <dt>"Created"</dt>
                     <dd>{timestamp(ct.created_at)}</dd>
                     <dt>"Updated"</dt>

@@ -132,6 +132,7 @@ fn ListBody(page: ClusterTenantPage) -> impl IntoView {
                                 {header("Tier", SortBy::Tier)}
                                 {header("Phase", SortBy::Phase)}
                                 {header("Seats", SortBy::SeatCap)}
+                                <th scope="col" title="What deletion does with the database">"Retention"</th>
                                 {header("Age", SortBy::CreatedAt)}
                             </tr>
                         </thead>
@@ -176,6 +177,10 @@ fn Row(ct: ClusterTenant, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
                 {ct.status.message.clone().map(|m| view! { <span class="cell-note">{m}</span> })}
             </td>
             <td class="num">{seats}</td>
+            <td>
+                {ct.termination_policy.as_str()}
+                {ct.suspended.then(|| view! { <span class="cell-note">"suspended"</span> })}
+            </td>
             <td title=crate::components::format::timestamp(ct.created_at)>{age(ct.created_at, now)}</td>
         </tr>
     }

@@ -1,0 +1,202 @@
+//! The live provisioning checklist on a customer's page, and the Suspend/Resume button.
+//!
+//! The checklist is rendered on the server with the current state (so it is complete without
+//! JavaScript) and, once hydrated, polls the checklist server function every second while the
+//! silo is settling; it stops polling when the silo is Ready or Suspended, and after ten minutes
+//! of no change it stops and says so (no endless spinner). When a deletion finishes, it sends the
+//! browser to the list.
+
+use std::time::Duration;
+
+use leptos::{prelude::*, task::spawn_local};
+
+use crate::{
+    api::fleet::{get_provisioning, retry_provisioning, set_cluster_tenant_suspended},
+    error::AppError,
+    model::{
+        cluster_tenant::{Phase, url_encode},
+        provisioning::{ProvisioningView, StepId, StepState, StepView},
+    },
+};
+
+/// How often the checklist asks while the silo settles.
+const POLL: Duration = Duration::from_secs(1);
+/// Polls without any change before the checklist stops asking.
+const PATIENCE: u32 = 600;
+
+fn glyph(state: StepState) -> (&'static str, &'static str) {
+    match state {
+        StepState::Done => ("ok", "✓"),
+        StepState::Skipped => ("idle", "–"),
+        StepState::Running | StepState::Removing => ("busy", "◐"),
+        StepState::Failed => ("bad", "✕"),
+        StepState::Pending => ("idle", "○"),
+        StepState::Removed => ("idle", "⌫"),
+        StepState::Retained => ("warn", "▣"),
+    }
+}
+
+fn seconds(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// The checklist; `can_retry` shows the Retry buttons (owners, admins and operators).
+#[island]
+pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl IntoView {
+    let view_state = RwSignal::new(initial);
+    let error = RwSignal::new(None::<String>);
+    let stalled = RwSignal::new(false);
+    let busy = RwSignal::new(false);
+    let unchanged = StoredValue::new(0u32);
+
+    let refresh = move || {
+        let name = view_state.with_untracked(|v| v.name.clone());
+        spawn_local(async move {
+            match get_provisioning(name.clone()).await {
+                Ok(next) => {
+                    let same = view_state.with_untracked(|v| v.steps == next.steps && v.phase == next.phase);
+                    unchanged.update_value(|n| *n = if same { *n + 1 } else { 0 });
+                    view_state.set(next);
+                    error.set(None);
+                }
+                // Deleted: the teardown finished.
+                Err(AppError::NotFound { .. }) if view_state.with_untracked(|v| v.phase == Phase::Deleting) => {
+                    crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
+                }
+                Err(err) => error.set(Some(err.to_string())),
+            }
+        });
+    };
+    Effect::new(move |_| {
+        if let Ok(handle) = set_interval_with_handle(
+            move || {
+                let settling = view_state.with_untracked(ProvisioningView::is_settling);
+                if !settling || stalled.get_untracked() {
+                    return;
+                }
+                if unchanged.get_value() >= PATIENCE {
+                    stalled.set(true);
+                    return;
+                }
+                refresh();
+            },
+            POLL,
+        ) {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    let retry = move |step: Option<StepId>| {
+        busy.set(true);
+        let name = view_state.with_untracked(|v| v.name.clone());
+        spawn_local(async move {
+            match retry_provisioning(name, step).await {
+                Ok(()) => {
+                    stalled.set(false);
+                    unchanged.set_value(0);
+                    refresh();
+                }
+                Err(err) => error.set(Some(err.to_string())),
+            }
+            busy.set(false);
+        });
+    };
+
+    let row = move |step: StepView, as_of| {
+        let (tone, mark) = glyph(step.state);
+        let duration = step.duration_ms(as_of).filter(|_| step.state != StepState::Pending).map(seconds);
+        let failed = step.state == StepState::Failed;
+        let id = step.step;
+        view! {
+            <li class=format!("step {}", step.state.as_str()) data-step=id.as_str() data-state=step.state.as_str()>
+                <span class=format!("badge {tone}") aria-hidden="true">{mark}</span>
+                <span class="step-name">{id.label()}</span>
+                <span class="step-state">{step.state.label()}</span>
+                <span class="step-time muted">{duration.unwrap_or_default()}</span>
+                <span class="step-message">{step.message.clone()}</span>
+                {step.action.clone().filter(|_| failed).map(|action| view! {
+                    <span class="step-action">"→ " {action}</span>
+                })}
+                {(failed && can_retry).then(|| view! {
+                    <button type="button" class="btn small retry-step" disabled=move || busy.get()
+                        on:click=move |_| retry(Some(id))>
+                        "Retry step"
+                    </button>
+                })}
+            </li>
+        }
+    };
+
+    view! {
+        <section class="card checklist" aria-labelledby="provisioning-h" aria-live="polite">
+            <h2 id="provisioning-h">
+                {move || if view_state.with(|v| v.phase == Phase::Deleting) { "Deletion" } else { "Provisioning" }}
+            </h2>
+            <p class="muted small">
+                {move || view_state.with(|v| format!(
+                    "{} backend · {}",
+                    v.provisioner.clone().unwrap_or_else(|| "no".into()),
+                    if v.converged { "converged on the current settings" } else { "working towards the current settings" },
+                ))}
+            </p>
+            <ol class="steps">
+                {move || {
+                    let v = view_state.get();
+                    let as_of = v.as_of;
+                    let mut steps = v.steps;
+                    if v.phase == Phase::Deleting {
+                        // The teardown runs the other way round.
+                        steps.reverse();
+                    }
+                    steps.into_iter().map(|s| row(s, as_of)).collect_view()
+                }}
+            </ol>
+            {move || {
+                let retained = view_state.with(|v| v.retained.clone());
+                (!retained.is_empty()).then(|| view! {
+                    <p class="notice warn">"Kept: " {retained.join(" ")}</p>
+                })
+            }}
+            <div class="form-actions">
+                {move || (can_retry && view_state.with(|v| v.steps.iter().any(|s| s.state == StepState::Failed)))
+                    .then(|| view! {
+                        <button type="button" class="btn retry-all" disabled=move || busy.get() on:click=move |_| retry(None)>
+                            "Retry all"
+                        </button>
+                    })}
+            </div>
+            {move || stalled.get().then(|| view! {
+                <p class="notice warn" role="status">
+                    "No progress for ten minutes; this page stopped checking. Reload to look again."
+                </p>
+            })}
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        </section>
+    }
+}
+
+/// Suspend (scale to zero, block sign-ins) or Resume.
+#[island]
+pub fn SuspendButton(name: String, suspended: bool) -> impl IntoView {
+    let pending = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let name = StoredValue::new(name);
+    let click = move |_| {
+        pending.set(true);
+        spawn_local(async move {
+            match set_cluster_tenant_suspended(name.get_value(), !suspended).await {
+                Ok(ct) => crate::islands::navigate(&format!("/cluster-tenants/{}", url_encode(&ct.name))),
+                Err(err) => {
+                    error.set(Some(err.to_string()));
+                    pending.set(false);
+                }
+            }
+        });
+    };
+    view! {
+        <button type="button" class="btn suspend" on:click=click disabled=move || pending.get()
+            title=if suspended { "Start the silo again and allow sign-ins" } else { "Scale the silo to zero and block its sign-ins" }>
+            {if suspended { "Resume" } else { "Suspend" }}
+        </button>
+        {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+    }
+}
