@@ -117,6 +117,11 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         first_port: args.silo_port,
         org_client,
     });
+    for name in opencrane_fleet_db::provisioning::live_names(&fleet_pool).await? {
+        if let Some(url) = opencrane_fleet_db::cluster_tenants::get(&fleet_pool, &name).await?.silo_url {
+            host.remember(&name, &url);
+        }
+    }
     let local = Arc::new(
         LocalBackend::new(
             LocalServer {
@@ -145,7 +150,10 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, stopped(stop_rx.clone())));
     let fleet_server = tokio::spawn(roles::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())));
 
-    let demo_url = wait_for_silo(local.host(), &args.demo_silo, Duration::from_secs(60)).await;
+    let demo_url = match args.provisioner {
+        ProvisionerKind::Local => wait_for_silo(local.host(), &args.demo_silo, Duration::from_secs(60)).await,
+        ProvisionerKind::Kubernetes => None,
+    };
     let token_path = args.state_dir.join("token");
     println!(
         "\nOpenCrane dev is running.\n  Fleet console   http://{fleet_addr}\n  Demo silo       {demo}   (customer “{silo}”)\n  \

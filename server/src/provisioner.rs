@@ -178,6 +178,15 @@ impl DevSiloHost {
         Ok(Running { url: format!("http://{addr}"), database_url: launch.database_url.clone(), stop, task })
     }
 
+    /// Remembers the port a silo had before a restart (from its stored URL), so that links to it
+    /// keep working when the dev process comes back.
+    pub fn remember(&self, name: &str, url: &str) {
+        let port = url.rsplit(':').next().and_then(|p| p.trim_end_matches('/').parse::<u16>().ok());
+        if let (Some(port), Ok(mut ports)) = (port, self.ports.lock()) {
+            ports.insert(name.to_owned(), port);
+        }
+    }
+
     /// Stops every silo (the dev process is exiting).
     pub async fn stop_all(&self) {
         let names: Vec<String> = self.running.lock().map(|r| r.keys().cloned().collect()).unwrap_or_default();

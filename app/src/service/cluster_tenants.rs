@@ -336,7 +336,9 @@ pub async fn delete(
     let policy = termination_policy.unwrap_or(current.termination_policy);
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     if policy != current.termination_policy {
-        provisioning::set_termination_policy(&mut *tx, name, policy.as_str()).await.map_err(|e| db_failure(caller, e))?;
+        provisioning::set_termination_policy(&mut *tx, name, policy.as_str())
+            .await
+            .map_err(|e| db_failure(caller, e))?;
     }
     provisioning::request_deletion(&mut *tx, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),

@@ -147,27 +147,46 @@ pub struct Observed<'a> {
     pub silo_url: Option<&'a str>,
     /// Which backend provisioned it.
     pub provisioner: &'a str,
-    /// Whether the reconcile reached the desired state (else it is retried after `retry_in`).
-    pub converged: bool,
-    /// Seconds until the next automatic attempt when not converged.
-    pub retry_in_seconds: i64,
+    /// How the reconcile stands.
+    pub progress: Progress,
 }
 
-/// Records a reconcile's outcome. `observed_generation` moves only when the reconcile converged
+/// Where a reconcile stands when it writes the status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Still working: attempts and the schedule are left alone.
+    Working,
+    /// Reached the desired state: `observed_generation` moves, the failure count resets.
+    Converged,
+    /// Failed: one more failed attempt, the next one in this many seconds.
+    Failed {
+        /// Seconds until the next automatic attempt.
+        retry_in_seconds: i64,
+    },
+}
+
+/// Records a reconcile's status. `observed_generation` moves only when the reconcile converged
 /// on the generation it read; a failure counts an attempt and schedules the next one. Returns
 /// whether anything changed (a converged reconcile of a converged row changes nothing).
 pub async fn observe(db: impl PgExecutor<'_>, name: &str, status: &Observed<'_>) -> Result<bool> {
+    let (converged, failed, retry_in) = match status.progress {
+        Progress::Working => (false, false, 0),
+        Progress::Converged => (true, false, 0),
+        Progress::Failed { retry_in_seconds } => (false, true, retry_in_seconds),
+    };
     // language=PostgreSQL
     let done = sqlx::query!(
         r#"UPDATE cluster_tenants
            SET phase = $3, message = $4, bound_namespace = $5, silo_url = $6, provisioner = $7,
                observed_generation = CASE WHEN $8 THEN $2 ELSE observed_generation END,
-               failed_attempts = CASE WHEN $8 THEN 0 ELSE failed_attempts + 1 END,
-               next_attempt_at = CASE WHEN $8 THEN NULL ELSE now() + make_interval(secs => $9::float8) END
+               failed_attempts = CASE WHEN $8 THEN 0 WHEN $9 THEN failed_attempts + 1 ELSE failed_attempts END,
+               next_attempt_at = CASE WHEN $8 THEN NULL
+                                      WHEN $9 THEN now() + make_interval(secs => $10::float8)
+                                      ELSE next_attempt_at END
            WHERE name = $1
              AND ((phase, message, bound_namespace, silo_url, provisioner) IS DISTINCT FROM ($3, $4, $5, $6, $7)
-                  OR NOT $8 OR observed_generation IS DISTINCT FROM $2 OR failed_attempts <> 0
-                  OR next_attempt_at IS NOT NULL)"#,
+                  OR $9 OR ($8 AND (observed_generation IS DISTINCT FROM $2 OR failed_attempts <> 0
+                                    OR next_attempt_at IS NOT NULL)))"#,
         name,
         status.generation,
         status.phase,
@@ -175,8 +194,9 @@ pub async fn observe(db: impl PgExecutor<'_>, name: &str, status: &Observed<'_>)
         status.bound_namespace,
         status.silo_url,
         status.provisioner,
-        status.converged,
-        status.retry_in_seconds as f64,
+        converged,
+        failed,
+        retry_in as f64,
     )
     .execute(db)
     .await?;

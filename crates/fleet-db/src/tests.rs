@@ -275,7 +275,7 @@ async fn billing_account_upsert_reports_creation_once(pool: PgPool) {
 
 mod provisioning_bookkeeping {
     use super::*;
-    use crate::provisioning::{self, Observed, StepRow};
+    use crate::provisioning::{self, Observed, Progress, StepRow};
 
     fn ready(generation: i64) -> Observed<'static> {
         Observed {
@@ -285,8 +285,7 @@ mod provisioning_bookkeeping {
             bound_namespace: Some("opencrane-acme"),
             silo_url: Some("http://127.0.0.1:3001"),
             provisioner: "local",
-            converged: true,
-            retry_in_seconds: 0,
+            progress: Progress::Converged,
         }
     }
 
@@ -333,7 +332,10 @@ mod provisioning_bookkeeping {
     #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
     async fn a_failure_backs_off_and_retry_makes_it_due_at_once(pool: PgPool) {
         seed(&pool, "acme").await;
-        let failed = Observed { phase: "failed", converged: false, retry_in_seconds: 3600, ..ready(1) };
+        let working = Observed { phase: "provisioning", progress: Progress::Working, ..ready(1) };
+        assert!(provisioning::observe(&pool, "acme", &working).await.unwrap());
+        assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap().failed_attempts, 0, "progress is no failure");
+        let failed = Observed { phase: "failed", progress: Progress::Failed { retry_in_seconds: 3600 }, ..ready(1) };
         assert!(provisioning::observe(&pool, "acme", &failed).await.unwrap());
         assert!(provisioning::due(&pool).await.unwrap().is_empty(), "backing off for an hour");
         provisioning::put_step(&pool, "acme", &step("failed")).await.unwrap();

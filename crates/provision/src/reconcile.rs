@@ -14,7 +14,7 @@ use chrono::Utc;
 use opencrane_db::PgPool;
 use opencrane_fleet_db::{
     cluster_tenants,
-    provisioning::{self, Observed, StepRow},
+    provisioning::{self, Observed, Progress, StepRow},
 };
 
 use crate::{StepId, StepState, spec::Desired};
@@ -161,8 +161,7 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
                     bound_namespace: current.bound_namespace.as_deref(),
                     silo_url: current.silo_url.as_deref(),
                     provisioner: backend.name(),
-                    converged: false,
-                    retry_in_seconds: 300,
+                    progress: Progress::Failed { retry_in_seconds: 300 },
                 },
             )
             .await?;
@@ -186,8 +185,7 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
                 bound_namespace: Some(&bound),
                 silo_url: current.silo_url.as_deref(),
                 provisioner: backend.name(),
-                converged: false,
-                retry_in_seconds: 0,
+                progress: Progress::Working,
             },
         )
         .await?;
@@ -247,8 +245,7 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
                         bound_namespace: Some(&bound),
                         silo_url: current.silo_url.as_deref(),
                         provisioner: backend.name(),
-                        converged: false,
-                        retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300),
+                        progress: Progress::Failed { retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300) },
                     },
                 )
                 .await?;
@@ -272,8 +269,7 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             bound_namespace: Some(&bound),
             silo_url: silo_url.as_deref(),
             provisioner: backend.name(),
-            converged: true,
-            retry_in_seconds: 0,
+            progress: Progress::Converged,
         },
     )
     .await?;
@@ -333,8 +329,7 @@ async fn tear_down(
                         bound_namespace: current.bound_namespace.as_deref(),
                         silo_url: None,
                         provisioner: backend.name(),
-                        converged: false,
-                        retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300),
+                        progress: Progress::Failed { retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300) },
                     },
                 )
                 .await?;

@@ -186,6 +186,7 @@ async fn a_fault_at_any_step_is_reported_there_and_converges_once_it_clears(pool
             }
             let row = cluster_tenants::get(&pool, &name).await.unwrap();
             assert_eq!(row.phase, "failed");
+            assert_eq!(row.failed_attempts, 1, "{name}: one failed attempt, counted once");
             assert!(row.message.as_deref().unwrap_or_default().contains(step.as_str()), "{:?}", row.message);
             assert!(
                 !provisioning::due(&pool).await.unwrap().iter().any(|d| d.name == name),

@@ -108,6 +108,7 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
             {(!deleting).then(|| view! { <a class="btn" href=edit_href>"Edit"</a> })}
             {(can_delete && !deleting).then(|| view! { <DeleteClusterTenant name display_name members policy /> })}
         </PageHeader>
+        <ProvisioningChecklist initial=provisioning can_retry=can_change />
         <div class="cards">
             <section class="card" aria-labelledby="status-h">
                 <h2 id="status-h">"Status"</h2>
@@ -130,7 +131,6 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
                     )}</dd>
                 </dl>
             </section>
-            <ProvisioningChecklist initial=provisioning can_retry=can_change />
             <section class="card" aria-labelledby="spec-h">
                 <h2 id="spec-h">"Desired state"</h2>
                 <dl class="props">
