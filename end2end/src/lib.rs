@@ -64,6 +64,8 @@ pub struct DevServer {
     pub fleet_url: String,
     /// `http://127.0.0.1:<port>` of the demo silo.
     pub silo_url: String,
+    /// The port of the dev server's PostgreSQL.
+    pub postgres_port: u16,
 }
 
 impl DevServer {
@@ -103,9 +105,10 @@ impl DevServer {
                 }
             }
         });
-        let mut server = Self { child: Some(child), state_dir, fleet_url: String::new(), silo_url: String::new() };
+        let mut server =
+            Self { child: Some(child), state_dir, fleet_url: String::new(), silo_url: String::new(), postgres_port: 0 };
         let deadline = Instant::now() + Duration::from_secs(60);
-        while server.fleet_url.is_empty() || server.silo_url.is_empty() {
+        while server.fleet_url.is_empty() || server.silo_url.is_empty() || server.postgres_port == 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             let line =
                 rx.recv_timeout(left).unwrap_or_else(|_| panic!("opencrane dev did not report its URLs within 60 s"));
@@ -114,6 +117,9 @@ impl DevServer {
                 server.fleet_url = url().unwrap_or_default();
             } else if line.trim_start().starts_with("Demo silo") {
                 server.silo_url = url().unwrap_or_default();
+            } else if let Some(rest) = line.trim_start().strip_prefix("PostgreSQL") {
+                let port = rest.trim().split([',', ' ']).next().and_then(|a| a.rsplit(':').next());
+                server.postgres_port = port.and_then(|p| p.parse().ok()).unwrap_or_default();
             }
         }
         // Keep draining stdout so the server never blocks on a full pipe; the lines show up in
@@ -131,12 +137,30 @@ impl DevServer {
         std::fs::read_to_string(self.state_dir.join("token")).map(|t| t.trim().to_owned()).unwrap_or_default()
     }
 
+    fn postgres_root(&self) -> PathBuf {
+        std::fs::read_to_string(self.state_dir.join("postgres/LOCATION"))
+            .map(|l| PathBuf::from(l.trim()))
+            .unwrap_or_else(|_| self.state_dir.join("postgres"))
+    }
+
     /// The pid of the PostgreSQL server this dev instance started, from its pid file.
     pub fn postgres_pid(&self) -> Option<u32> {
-        let root = std::fs::read_to_string(self.state_dir.join("postgres/LOCATION"))
-            .map(|l| PathBuf::from(l.trim()))
-            .unwrap_or_else(|_| self.state_dir.join("postgres"));
+        let root = self.postgres_root();
         std::fs::read_to_string(root.join("data/postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
+    }
+
+    /// Runs `sql` as the dev PostgreSQL's superuser with `psql` and returns its unaligned output.
+    pub fn sql(&self, sql: &str) -> String {
+        let binaries = opencrane_localpg::Binaries::discover().expect("the PostgreSQL binaries");
+        let password = std::fs::read_to_string(self.postgres_root().join("password")).expect("the superuser password");
+        let output = Command::new(binaries.bindir().join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.postgres_port.to_string(), "-U", opencrane_localpg::SUPERUSER])
+            .args(["-d", "postgres", "-At", "-c", sql])
+            .env("PGPASSWORD", password.trim())
+            .output()
+            .expect("running psql");
+        assert!(output.status.success(), "psql failed: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
     }
 
     /// Sends Ctrl-C (SIGINT) and waits for a clean exit; returns the exit status.

@@ -4,7 +4,55 @@
 
 use leptos::{ev, html, prelude::*, task::spawn_local};
 
-use crate::{api::fleet::delete_cluster_tenant, model::cluster_tenant::TerminationPolicy};
+use crate::{
+    api::fleet::{delete_cluster_tenant, get_provisioning},
+    error::AppError,
+    model::{
+        cluster_tenant::{TerminationPolicy, url_encode},
+        provisioning::StepState,
+    },
+};
+
+/// Follows the teardown from the dialog: shows how far it got, goes to the list when the
+/// customer is gone, and to its page (with the failed step and Retry) when a step fails or it
+/// takes longer than ten minutes.
+async fn follow_teardown(name: String, progress: RwSignal<Option<String>>) {
+    let page = format!("/cluster-tenants/{}", url_encode(&name));
+    for _ in 0..1200 {
+        match get_provisioning(name.clone()).await {
+            Err(AppError::NotFound { .. }) => {
+                crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
+                return;
+            }
+            Ok(view) if view.steps.iter().any(|s| s.state == StepState::Failed) => break,
+            Ok(view) => {
+                let finished =
+                    view.steps.iter().filter(|s| matches!(s.state, StepState::Removed | StepState::Retained)).count();
+                progress.set(Some(format!("Tearing down… {finished} of {} steps finished.", view.steps.len())));
+            }
+            Err(_) => {}
+        }
+        sleep(500).await;
+    }
+    crate::islands::navigate(&page);
+}
+
+/// Waits `ms` milliseconds in the browser (a no-op on the server, where this never runs).
+async fn sleep(ms: u64) {
+    #[cfg(feature = "hydrate")]
+    {
+        let (tx, rx) = futures_channel::oneshot::channel::<()>();
+        set_timeout(
+            move || {
+                let _ = tx.send(());
+            },
+            std::time::Duration::from_millis(ms),
+        );
+        let _ = rx.await;
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = ms;
+}
 
 /// The "Delete…" button and its confirmation panel.
 #[island]
@@ -15,6 +63,7 @@ pub fn DeleteClusterTenant(
     policy: TerminationPolicy,
 ) -> impl IntoView {
     let policy = RwSignal::new(policy);
+    let progress = RwSignal::new(None::<String>);
     let open = RwSignal::new(false);
     let typed = RwSignal::new(String::new());
     let pending = RwSignal::new(false);
@@ -46,11 +95,7 @@ pub fn DeleteClusterTenant(
         let confirmation = typed.get_untracked();
         spawn_local(async move {
             match delete_cluster_tenant(target.clone(), confirmation, Some(policy.get_untracked())).await {
-                // The teardown runs in the background; the page follows it.
-                Ok(()) => crate::islands::navigate(&format!(
-                    "/cluster-tenants/{}",
-                    crate::model::cluster_tenant::url_encode(&target)
-                )),
+                Ok(()) => follow_teardown(target, progress).await,
                 Err(err) => {
                     error.set(Some(err.to_string()));
                     pending.set(false);
@@ -119,6 +164,7 @@ pub fn DeleteClusterTenant(
                         on:input=move |ev| typed.set(event_target_value(&ev))
                     />
                     {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                    {move || progress.get().map(|p| view! { <p class="muted teardown-progress" role="status">{p}</p> })}
                     <div class="form-actions">
                         <button type="submit" class="btn danger" disabled=move || !matches() || pending.get()>
                             {move || if pending.get() { "Deleting…" } else { "Delete customer" }}

@@ -3,4 +3,5 @@
 //! loopback. One test binary; a module per concern.
 
 mod console;
+mod provisioning;
 mod sign_in;
