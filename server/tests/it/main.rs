@@ -12,4 +12,5 @@ mod matrix;
 mod oidc;
 mod pages;
 mod platform;
+mod provisioning;
 mod support;

@@ -1,0 +1,103 @@
+//! Provisioning seen from the HTTP side: the fleet's internal members endpoint a silo pulls its
+//! read-model from (one customer's rows, operator tokens only), the silo's pull over a real
+//! socket, and the agreement of the UI's step list with the provisioner's.
+
+use axum::http::{Method, StatusCode};
+use sqlx::PgPool;
+
+use crate::support::{self, Features, TOKEN, browser, send, send_as, session_cookie};
+
+async fn seed(db: &PgPool) {
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme'), ('other', 'Other')")
+        .execute(db)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO org_memberships (cluster_tenant, subject, role, status) VALUES
+           ('acme', 'otto', 'owner', 'active'), ('acme', 'mia', 'member', 'suspended'),
+           ('other', 'bea', 'owner', 'active')",
+    )
+    .execute(db)
+    .await
+    .unwrap();
+}
+
+#[test]
+fn the_console_lists_the_provisioners_steps_in_its_order() {
+    let ui: Vec<&str> = app::model::provisioning::StepId::ALL.iter().map(|s| s.as_str()).collect();
+    let pipeline: Vec<&str> = opencrane_provision::StepId::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(ui, pipeline);
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_members_endpoint_answers_one_customer_to_operator_tokens_only(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    seed(&db).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let path = "/api/internal/cluster-tenants/acme/members";
+
+    let reply = send(&fleet, Method::GET, path, None, true).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(
+        reply.json(),
+        serde_json::json!([
+            {"subject": "otto", "role": "owner", "status": "active"},
+            {"subject": "mia", "role": "member", "status": "suspended"},
+        ]),
+        "exactly acme's rows, never another customer's"
+    );
+    assert_eq!(send(&fleet, Method::GET, path, None, false).await.status, StatusCode::UNAUTHORIZED);
+    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let refused = send_as(&fleet, Method::GET, path, None, &owner).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "even the customer's owner is not a silo: {}", refused.text);
+    let missing = send(&fleet, Method::GET, "/api/internal/cluster-tenants/nobody/members", None, true).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(send(&fleet, Method::GET, "/api/internal/other", None, true).await.status, StatusCode::NOT_FOUND);
+
+    // A customer being deleted has no members any more.
+    opencrane_fleet_db::provisioning::request_deletion(&db, "acme").await.unwrap();
+    assert_eq!(send(&fleet, Method::GET, path, None, true).await.json(), serde_json::json!([]));
+
+    // A silo does not serve the internal API at all.
+    let silo = support::silo(support::silo_db(&pool).await, false);
+    assert_eq!(send(&silo, Method::GET, path, None, true).await.status, StatusCode::NOT_FOUND);
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_away(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    seed(&db).await;
+    let silo_db = support::silo_db(&pool).await;
+    // Stale rows: a member the fleet dropped, and a row of another customer that must not be here.
+    for (ct, subject) in [("acme", "gone"), ("other", "bea")] {
+        opencrane_silo_db::memberships::upsert(&silo_db, ct, subject, "member", "active").await.unwrap();
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let server = tokio::spawn(opencrane::http::serve(listener, fleet, async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    let client = openidconnect::reqwest::Client::new();
+    let link = opencrane::sync::FleetLink { url: format!("http://{addr}"), token: TOKEN.into() };
+
+    let n = opencrane::sync::pull_once(&client, &link, "acme", &silo_db).await.unwrap();
+    assert_eq!(n, 2);
+    let rows = opencrane_silo_db::memberships::list(&silo_db).await.unwrap();
+    let got: Vec<(&str, &str, &str)> =
+        rows.iter().map(|r| (r.subject.as_str(), r.role.as_str(), r.status.as_str())).collect();
+    assert_eq!(got, [("otto", "owner", "active"), ("mia", "member", "suspended")]);
+
+    // A wrong token is refused and changes nothing.
+    let wrong = opencrane::sync::FleetLink { token: "not-the-token-at-all".into(), ..link.clone() };
+    let err = opencrane::sync::pull_once(&client, &wrong, "acme", &silo_db).await.unwrap_err();
+    assert!(format!("{err:#}").contains("401"), "{err:#}");
+    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
+
+    // The fleet goes away: the pull fails, the silo keeps its last copy.
+    let _ = stop.send(true);
+    server.await.unwrap().unwrap();
+    assert!(opencrane::sync::pull_once(&client, &link, "acme", &silo_db).await.is_err());
+    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
+}
