@@ -31,12 +31,33 @@ pub enum Command {
     /// Install the fleet release, or one silo release, on the current kube context (helm and
     /// kubectl on PATH). `--dry-run` prints every command and manifest instead.
     Deploy(DeployArgs),
+    /// Print what the fleet's provisioner would apply for a ClusterTenant resource (a YAML file,
+    /// `-` for stdin): the objects of every step, and the values of its silo release. Nothing is
+    /// applied; errors name the field.
+    ProvisionRender(ProvisionRenderArgs),
     /// Print the opencrane.io CustomResourceDefinitions (YAML) generated from the Rust types.
     Crd {
         /// Print the silo chart's template (guarded by `crds.install`, kept on uninstall).
         #[arg(long)]
         silo_template: bool,
     },
+}
+
+/// `provision-render` flags.
+#[derive(Debug, Args)]
+pub struct ProvisionRenderArgs {
+    /// The ClusterTenant resource (YAML), or `-` for stdin.
+    #[arg(long = "file", short = 'f')]
+    pub file: PathBuf,
+    /// The platform base domain (silos answer at `<name>.<base>`).
+    #[arg(long, env = "PLATFORM_BASE_DOMAIN", value_parser = parse_domain)]
+    pub base_domain: String,
+    /// The ingress controller's public address: adds the DNS record.
+    #[arg(long)]
+    pub ingress_ip: Option<std::net::IpAddr>,
+    /// Print the silo release's values instead of the objects.
+    #[arg(long)]
+    pub release_values: bool,
 }
 
 /// Log output.

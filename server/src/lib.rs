@@ -39,10 +39,49 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Deploy(args) => {
             tokio::task::spawn_blocking(move || deploy::run(args)).await.context("the deploy task")?
         }
+        Command::ProvisionRender(args) => provision_render(&args),
         Command::Crd { silo_template } => {
             let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
-            print!("{}", yaml.context("rendering the CRDs")?);
-            Ok(())
+            write_stdout(&yaml.context("rendering the CRDs")?)
         }
+    }
+}
+
+/// `opencrane provision-render`: the provisioner's pure steps, printed.
+fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
+    use std::io::Read as _;
+    let text = if args.file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
+        text
+    } else {
+        std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
+    };
+    let resource: opencrane_crd::cluster_tenant::ClusterTenant =
+        serde_yaml::from_str(&text).context("the file is not a ClusterTenant resource")?;
+    let name = resource.metadata.name.clone().unwrap_or_default();
+    let generation = resource.metadata.generation.unwrap_or(1);
+    let desired = opencrane_provision::spec::Desired::from_resource(&name, &resource.spec, generation)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut settings = opencrane_provision::build::ClusterSettings::new(args.base_domain.clone());
+    settings.ingress_ip = args.ingress_ip;
+    if args.release_values {
+        return write_stdout(&serde_yaml::to_string(&opencrane_provision::build::release_values(&desired))?);
+    }
+    let mut out = String::new();
+    for object in opencrane_provision::build::all_objects(&desired, &settings) {
+        out.push_str("---\n");
+        out.push_str(&serde_yaml::to_string(&object)?);
+    }
+    write_stdout(&out)
+}
+
+/// Writes `text` to stdout; a closed pipe (`| head`) ends quietly instead of panicking.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err).context("writing to stdout"),
+        _ => Ok(()),
     }
 }

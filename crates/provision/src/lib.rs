@@ -3,12 +3,14 @@
 //!
 //! - [`spec`] validates a ClusterTenant (from the fleet database or from its custom resource)
 //!   into [`spec::Desired`] — pure;
+//! - [`build`] turns it into the Kubernetes objects of each step — pure;
 //! - [`reconcile`] runs the steps in order (or tears them down), writes one status row per step
 //!   and the ClusterTenant's observed status, and makes no write when nothing changed;
 //! - [`local`] is the backend for `dev` (a database and role per silo on the local PostgreSQL and
 //!   a clustertenant-manager served by the same process); [`worker`] drives the reconciler from
 //!   the fleet database's notifications.
 
+pub mod build;
 pub mod local;
 pub mod reconcile;
 pub mod spec;

@@ -1,0 +1,335 @@
+//! The Kubernetes objects of each provisioning step, built from a [`Desired`] state and the
+//! fleet's [`ClusterSettings`] — pure functions, no client. The Kubernetes backend applies them
+//! with server-side apply (one field manager); `opencrane provision render` prints them, and the
+//! chart tests validate every one of them offline (kubernetes-validate for built-in kinds, the
+//! CRD schemas for CloudNativePG, cert-manager and external-dns).
+//!
+//! Ownership between the pipeline and the silo release: the pipeline owns the namespace, the
+//! quota and limit range, the default-deny NetworkPolicy (so the namespace is closed before any
+//! workload exists), the database cluster, the DNS record and the vanity certificate; the release
+//! adds the allow policies, the workloads and the platform-host certificate, and is told not to
+//! render what the pipeline owns (see [`release_values`]).
+
+use std::net::IpAddr;
+
+use serde_json::{Value, json};
+
+use crate::spec::Desired;
+
+/// The field manager of every object the fleet applies.
+pub const FIELD_MANAGER: &str = "opencrane-fleet-manager";
+/// The silo database cluster's name (the chart's name for it, so its app Secret is where the
+/// release looks).
+pub const DATABASE_CLUSTER: &str = "opencrane-silo-db";
+/// The default-deny policy that closes the namespace.
+pub const DEFAULT_DENY: &str = "opencrane-default-deny";
+/// The DNS record's name (the chart's name for it).
+pub const DNS_ENDPOINT: &str = "opencrane-silo";
+/// The vanity certificate's name (the chart's name for it).
+pub const VANITY_CERTIFICATE: &str = "opencrane-silo-vanity";
+
+/// The fleet's settings the objects depend on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// `PLATFORM_BASE_DOMAIN`: silos answer at `<name>.<base>`.
+    pub base_domain: String,
+    /// The ingress controller's public address; with it, `<name>.<base>` gets a DNS record.
+    pub ingress_ip: Option<IpAddr>,
+    /// The cert-manager issuer (kind, name) for vanity certificates.
+    pub issuer: (String, String),
+    /// Database instances per silo.
+    pub database_instances: u32,
+    /// Database volume size per instance.
+    pub database_storage: String,
+    /// Storage class, when not the cluster's default.
+    pub storage_class: Option<String>,
+}
+
+impl ClusterSettings {
+    /// The defaults for `base_domain`: one 10 Gi instance, the fleet chart's ClusterIssuer, no DNS.
+    pub fn new(base_domain: impl Into<String>) -> Self {
+        Self {
+            base_domain: base_domain.into(),
+            ingress_ip: None,
+            issuer: ("ClusterIssuer".into(), "opencrane-issuer".into()),
+            database_instances: 1,
+            database_storage: "10Gi".into(),
+            storage_class: None,
+        }
+    }
+
+    /// The silo's platform host.
+    pub fn host(&self, desired: &Desired) -> String {
+        format!("{}.{}", desired.name, self.base_domain)
+    }
+}
+
+/// Labels on every object the pipeline owns.
+fn labels(desired: &Desired, component: &str) -> Value {
+    json!({
+        "app.kubernetes.io/part-of": "opencrane",
+        "app.kubernetes.io/managed-by": FIELD_MANAGER,
+        "app.kubernetes.io/component": component,
+        "opencrane.io/cluster-tenant": desired.name,
+    })
+}
+
+fn metadata(desired: &Desired, name: &str, component: &str) -> Value {
+    json!({ "name": name, "namespace": desired.namespace(), "labels": labels(desired, component) })
+}
+
+/// Step 1: the namespace, under the `restricted` Pod Security Standard — the same object
+/// `opencrane deploy silo` applies, so the two never disagree.
+pub fn namespace(desired: &Desired) -> Value {
+    opencrane_deploy::manifest::namespace(
+        &desired.namespace(),
+        "silo",
+        &[("opencrane.io/cluster-tenant", &desired.name)],
+    )
+}
+
+/// Step 2: a ResourceQuota from `spec.resources.quota`, and a LimitRange that gives containers
+/// without requests a default (a quota on requests refuses pods that declare none). Empty when no
+/// quota is declared.
+pub fn quota(desired: &Desired) -> Vec<Value> {
+    let Some(quota) = &desired.quota else { return Vec::new() };
+    let mut hard = serde_json::Map::new();
+    if let Some(cpu) = &quota.cpu {
+        hard.insert("requests.cpu".into(), json!(cpu));
+    }
+    if let Some(memory) = &quota.memory {
+        hard.insert("requests.memory".into(), json!(memory));
+    }
+    if let Some(storage) = &quota.storage {
+        hard.insert("requests.storage".into(), json!(storage));
+    }
+    if let Some(pods) = quota.pods {
+        hard.insert("pods".into(), json!(pods.to_string()));
+    }
+    if let Some(gpu) = quota.gpu {
+        hard.insert("requests.nvidia.com/gpu".into(), json!(gpu.to_string()));
+    }
+    vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": metadata(desired, "opencrane-quota", "quota"),
+            "spec": { "hard": hard },
+        }),
+        json!({
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": metadata(desired, "opencrane-limits", "quota"),
+            "spec": { "limits": [{
+                "type": "Container",
+                "defaultRequest": { "cpu": "100m", "memory": "128Mi" },
+                "default": { "cpu": "1", "memory": "512Mi" },
+            }]},
+        }),
+    ]
+}
+
+/// Step 3: the floor's first brick — deny all ingress and egress of every pod in the namespace.
+/// The release's chart adds the allows (intra-silo, ingress controller, fleet API, DNS, egress
+/// allow-list); until it does, nothing in the namespace can talk to anything.
+pub fn network_policy(desired: &Desired) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": metadata(desired, DEFAULT_DENY, "network-policy"),
+        "spec": { "podSelector": {}, "policyTypes": ["Ingress", "Egress"] },
+    })
+}
+
+/// Step 4: the silo's own PostgreSQL, a CloudNativePG cluster; CNPG writes its app Secret
+/// (`<cluster>-app`, key `uri`), which the release's manager reads.
+pub fn database(desired: &Desired, settings: &ClusterSettings) -> Value {
+    let mut storage = json!({ "size": settings.database_storage });
+    if let Some(class) = &settings.storage_class {
+        storage["storageClass"] = json!(class);
+    }
+    json!({
+        "apiVersion": "postgresql.cnpg.io/v1",
+        "kind": "Cluster",
+        "metadata": metadata(desired, DATABASE_CLUSTER, "database"),
+        "spec": {
+            "instances": settings.database_instances,
+            "storage": storage,
+            "bootstrap": { "initdb": { "database": "opencrane_silo", "owner": "opencrane" } },
+        },
+    })
+}
+
+/// The Secret CloudNativePG creates for the database's application user.
+pub fn database_secret() -> String {
+    format!("{DATABASE_CLUSTER}-app")
+}
+
+/// Step 5: an A record for `<name>.<base>` when the ingress address is known, and a certificate
+/// for the vanity host when one is set. Either may be absent.
+pub fn dns(desired: &Desired, settings: &ClusterSettings) -> Vec<Value> {
+    let mut objects = Vec::new();
+    if let Some(ip) = settings.ingress_ip {
+        let record_type = if ip.is_ipv4() { "A" } else { "AAAA" };
+        objects.push(json!({
+            "apiVersion": "externaldns.k8s.io/v1alpha1",
+            "kind": "DNSEndpoint",
+            "metadata": metadata(desired, DNS_ENDPOINT, "dns"),
+            "spec": { "endpoints": [{
+                "dnsName": settings.host(desired),
+                "recordType": record_type,
+                "recordTTL": 300,
+                "targets": [ip.to_string()],
+            }]},
+        }));
+    }
+    if let Some(vanity) = &desired.vanity_domain {
+        let (kind, name) = &settings.issuer;
+        objects.push(json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": metadata(desired, VANITY_CERTIFICATE, "dns"),
+            "spec": {
+                "secretName": "opencrane-silo-tls-vanity",
+                "dnsNames": [vanity],
+                "issuerRef": { "name": name, "kind": kind, "group": "cert-manager.io" },
+            },
+        }));
+    }
+    objects
+}
+
+/// Step 6: the values the silo release gets on top of the fleet-managed profile (a values file,
+/// so booleans and numbers keep their types), so that it uses the pipeline's database and leaves
+/// the DNS record and the vanity certificate to the pipeline; no replicas while suspended.
+pub fn release_values(desired: &Desired) -> Value {
+    let mut values = json!({
+        "clustertenantManager": {
+            "database": {
+                "cnpg": { "enabled": false },
+                "existingSecret": database_secret(),
+                "secretKey": "uri",
+            },
+        },
+        "certManager": { "vanityCertificate": false },
+    });
+    if let Some(vanity) = &desired.vanity_domain {
+        values["clusterTenant"] = json!({ "vanityDomain": vanity });
+    }
+    if desired.suspended {
+        values["clustertenantManager"]["replicas"] = json!(0);
+    }
+    values
+}
+
+/// Every object the pipeline applies itself, in step order (for `opencrane provision render`
+/// and the offline validation).
+pub fn all_objects(desired: &Desired, settings: &ClusterSettings) -> Vec<Value> {
+    let mut objects = vec![namespace(desired)];
+    objects.extend(quota(desired));
+    objects.push(network_policy(desired));
+    objects.push(database(desired, settings));
+    objects.extend(dns(desired, settings));
+    objects
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Quota;
+
+    fn desired() -> Desired {
+        Desired {
+            name: "acme".into(),
+            display_name: "Acme".into(),
+            vanity_domain: None,
+            node_pool: None,
+            quota: None,
+            suspended: false,
+            delete_database: false,
+            silo_version: None,
+            generation: 1,
+        }
+    }
+
+    fn kinds(objects: &[Value]) -> Vec<&str> {
+        objects.iter().map(|o| o["kind"].as_str().unwrap_or_default()).collect()
+    }
+
+    #[test]
+    fn the_namespace_is_restricted_and_labelled() {
+        let ns = namespace(&desired());
+        assert_eq!(ns["metadata"]["name"], "opencrane-acme");
+        let labels = &ns["metadata"]["labels"];
+        assert_eq!(labels["pod-security.kubernetes.io/enforce"], "restricted");
+        assert_eq!(labels["opencrane.io/cluster-tenant"], "acme");
+        assert_eq!(labels["app.kubernetes.io/part-of"], "opencrane");
+    }
+
+    #[test]
+    fn quota_objects_exist_only_when_declared_and_carry_exactly_the_declared_values() {
+        assert!(quota(&desired()).is_empty());
+        let d = Desired {
+            quota: Some(Quota { cpu: Some("8".into()), pods: Some(100), gpu: Some(2), ..Quota::default() }),
+            ..desired()
+        };
+        let objects = quota(&d);
+        assert_eq!(kinds(&objects), ["ResourceQuota", "LimitRange"]);
+        assert_eq!(
+            objects[0]["spec"]["hard"],
+            json!({"requests.cpu": "8", "pods": "100", "requests.nvidia.com/gpu": "2"})
+        );
+        assert!(objects.iter().all(|o| o["metadata"]["namespace"] == "opencrane-acme"));
+    }
+
+    #[test]
+    fn the_floor_denies_everything_in_both_directions() {
+        let np = network_policy(&desired());
+        assert_eq!(np["spec"], json!({"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}));
+    }
+
+    #[test]
+    fn dns_needs_an_ingress_address_and_the_vanity_certificate_a_vanity_domain() {
+        let mut settings = ClusterSettings::new("example.com");
+        assert!(dns(&desired(), &settings).is_empty());
+        settings.ingress_ip = Some("203.0.113.7".parse().unwrap());
+        let with_vanity = Desired { vanity_domain: Some("portal.acme.io".into()), ..desired() };
+        let objects = dns(&with_vanity, &settings);
+        assert_eq!(kinds(&objects), ["DNSEndpoint", "Certificate"]);
+        assert_eq!(objects[0]["spec"]["endpoints"][0]["dnsName"], "acme.example.com");
+        assert_eq!(objects[0]["spec"]["endpoints"][0]["targets"], json!(["203.0.113.7"]));
+        assert_eq!(objects[1]["spec"]["dnsNames"], json!(["portal.acme.io"]));
+        settings.ingress_ip = Some("2001:db8::7".parse().unwrap());
+        assert_eq!(dns(&desired(), &settings)[0]["spec"]["endpoints"][0]["recordType"], "AAAA");
+    }
+
+    #[test]
+    fn the_release_uses_the_pipelines_database_and_scales_to_zero_when_suspended() {
+        let values = release_values(&desired());
+        assert_eq!(values["clustertenantManager"]["database"]["existingSecret"], "opencrane-silo-db-app");
+        assert_eq!(values["clustertenantManager"]["database"]["cnpg"]["enabled"], false);
+        assert!(values["clustertenantManager"].get("replicas").is_none());
+        let suspended = release_values(&Desired { suspended: true, ..desired() });
+        assert_eq!(suspended["clustertenantManager"]["replicas"], 0);
+    }
+
+    #[test]
+    fn every_object_lives_in_the_silo_namespace_or_is_it() {
+        let mut settings = ClusterSettings::new("example.com");
+        settings.ingress_ip = Some("203.0.113.7".parse().unwrap());
+        let d = Desired {
+            vanity_domain: Some("portal.acme.io".into()),
+            quota: Some(Quota { cpu: Some("1".into()), ..Quota::default() }),
+            ..desired()
+        };
+        let objects = all_objects(&d, &settings);
+        assert_eq!(
+            kinds(&objects),
+            ["Namespace", "ResourceQuota", "LimitRange", "NetworkPolicy", "Cluster", "DNSEndpoint", "Certificate"]
+        );
+        for o in &objects[1..] {
+            assert_eq!(o["metadata"]["namespace"], "opencrane-acme", "{o}");
+            assert_eq!(o["metadata"]["labels"]["app.kubernetes.io/managed-by"], FIELD_MANAGER);
+        }
+    }
+}
