@@ -22,6 +22,7 @@ const NATIVE: &[&str] = &[
     "opencrane-crd",
     "opencrane-deploy",
     "opencrane-provision",
+    "opencrane-fake-kube",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-localpg",
