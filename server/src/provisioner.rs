@@ -47,7 +47,7 @@ impl Backend for KubernetesNotYetAvailable {
         "kubernetes"
     }
 
-    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+    async fn converge(&self, step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
         Err(StepFailure::new(
             "ControllerUnavailable",
             format!("This fleet-manager build cannot provision the {} step on Kubernetes yet.", step.as_str()),

@@ -163,16 +163,23 @@ pub enum Progress {
         /// Seconds until the next automatic attempt.
         retry_in_seconds: i64,
     },
+    /// Waiting for something that takes time (a database starting): look again in this many
+    /// seconds; not a failure.
+    Waiting {
+        /// Seconds until the next look.
+        retry_in_seconds: i64,
+    },
 }
 
 /// Records a reconcile's status. `observed_generation` moves only when the reconcile converged
 /// on the generation it read; a failure counts an attempt and schedules the next one. Returns
 /// whether anything changed (a converged reconcile of a converged row changes nothing).
 pub async fn observe(db: impl PgExecutor<'_>, name: &str, status: &Observed<'_>) -> Result<bool> {
-    let (converged, failed, retry_in) = match status.progress {
-        Progress::Working => (false, false, 0),
-        Progress::Converged => (true, false, 0),
-        Progress::Failed { retry_in_seconds } => (false, true, retry_in_seconds),
+    let (converged, failed, schedule_in) = match status.progress {
+        Progress::Working => (false, false, None),
+        Progress::Converged => (true, false, None),
+        Progress::Failed { retry_in_seconds } => (false, true, Some(retry_in_seconds as f64)),
+        Progress::Waiting { retry_in_seconds } => (false, false, Some(retry_in_seconds as f64)),
     };
     // language=PostgreSQL
     let done = sqlx::query!(
@@ -181,12 +188,13 @@ pub async fn observe(db: impl PgExecutor<'_>, name: &str, status: &Observed<'_>)
                observed_generation = CASE WHEN $8 THEN $2 ELSE observed_generation END,
                failed_attempts = CASE WHEN $8 THEN 0 WHEN $9 THEN failed_attempts + 1 ELSE failed_attempts END,
                next_attempt_at = CASE WHEN $8 THEN NULL
-                                      WHEN $9 THEN now() + make_interval(secs => $10::float8)
+                                      WHEN $10::float8 IS NOT NULL THEN now() + make_interval(secs => $10::float8)
                                       ELSE next_attempt_at END
            WHERE name = $1
              AND ((phase, message, bound_namespace, silo_url, provisioner) IS DISTINCT FROM ($3, $4, $5, $6, $7)
-                  OR $9 OR ($8 AND (observed_generation IS DISTINCT FROM $2 OR failed_attempts <> 0
-                                    OR next_attempt_at IS NOT NULL)))"#,
+                  OR $10::float8 IS NOT NULL
+                  OR ($8 AND (observed_generation IS DISTINCT FROM $2 OR failed_attempts <> 0
+                              OR next_attempt_at IS NOT NULL)))"#,
         name,
         status.generation,
         status.phase,
@@ -196,7 +204,7 @@ pub async fn observe(db: impl PgExecutor<'_>, name: &str, status: &Observed<'_>)
         status.provisioner,
         converged,
         failed,
-        retry_in as f64,
+        schedule_in,
     )
     .execute(db)
     .await?;

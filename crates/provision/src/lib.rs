@@ -6,12 +6,16 @@
 //! - [`build`] turns it into the Kubernetes objects of each step — pure;
 //! - [`reconcile`] runs the steps in order (or tears them down), writes one status row per step
 //!   and the ClusterTenant's observed status, and makes no write when nothing changed;
+//! - [`kubernetes`] is the backend for a cluster (server-side apply, the silo release through
+//!   `opencrane deploy`'s code path);
 //! - [`local`] is the backend for `dev` (a database and role per silo on the local PostgreSQL and
 //!   a clustertenant-manager served by the same process); [`worker`] drives the reconciler from
 //!   the fleet database's notifications.
 
 pub mod build;
+pub mod kubernetes;
 pub mod local;
+pub mod probe;
 pub mod reconcile;
 pub mod spec;
 pub mod worker;

@@ -189,7 +189,7 @@ impl<H: SiloHost> LocalBackend<H> {
         })?;
         let mut last = String::new();
         for _ in 0..25 {
-            match probe(&url).await {
+            match crate::probe::readyz(&url).await {
                 Ok(200) => return Ok(StepSuccess::done("Ready", format!("{url}/readyz answers 200."))),
                 Ok(status) => last = format!("{url}/readyz answered {status}"),
                 Err(err) => last = format!("{url}/readyz: {err}"),
@@ -214,26 +214,6 @@ impl<H: SiloHost> LocalBackend<H> {
     }
 }
 
-/// `GET <base>/readyz` over plain HTTP/1.1 on loopback; returns the status code.
-async fn probe(base: &str) -> Result<u16, String> {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let authority = base.strip_prefix("http://").ok_or("not an http:// URL")?.trim_end_matches('/');
-    let connect = tokio::net::TcpStream::connect(authority);
-    let mut stream = tokio::time::timeout(Duration::from_secs(2), connect)
-        .await
-        .map_err(|_| "timed out")?
-        .map_err(|e| e.to_string())?;
-    let request = format!("GET /readyz HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.map_err(|e| e.to_string())?;
-    let mut head = [0u8; 12];
-    tokio::time::timeout(Duration::from_secs(3), stream.read_exact(&mut head))
-        .await
-        .map_err(|_| "timed out")?
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&head);
-    text.get(9..12).and_then(|s| s.parse().ok()).ok_or_else(|| format!("not an HTTP response: {text:?}"))
-}
-
 const NO_CLUSTER: &str = "Local backend (opencrane dev): no Kubernetes cluster,";
 
 #[async_trait::async_trait]
@@ -242,7 +222,7 @@ impl<H: SiloHost> Backend for LocalBackend<H> {
         "local"
     }
 
-    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+    async fn converge(&self, step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
         match step {
             StepId::Namespace => Ok(StepSuccess::skipped(
                 "NotApplicable",

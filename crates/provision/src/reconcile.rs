@@ -19,10 +19,10 @@ use opencrane_fleet_db::{
 
 use crate::{StepId, StepState, spec::Desired};
 
-/// A step converged (or does not apply).
+/// A step converged, does not apply, or is under way and needs another look later.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepSuccess {
-    /// `Done` or `Skipped`.
+    /// `Done`, `Skipped`, or `Running` (waiting for something that takes time).
     pub state: StepState,
     /// CamelCase reason.
     pub reason: String,
@@ -40,7 +40,16 @@ impl StepSuccess {
     pub fn skipped(reason: &str, message: impl Into<String>) -> Self {
         Self { state: StepState::Skipped, reason: reason.into(), message: message.into() }
     }
+
+    /// A step that is under way (e.g. a database starting): the pipeline stops here without a
+    /// failure and looks again after [`WAIT`].
+    pub fn waiting(reason: &str, message: impl Into<String>) -> Self {
+        Self { state: StepState::Running, reason: reason.into(), message: message.into() }
+    }
 }
+
+/// How long a waiting step waits before the next look.
+pub const WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A step failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -68,6 +77,8 @@ pub enum Teardown {
     Removed(String),
     /// Kept on purpose (the termination policy); the sentence says what and where.
     Retained(String),
+    /// Under way (e.g. a namespace terminating); look again after [`WAIT`].
+    Waiting(String),
 }
 
 /// Where the steps happen: the Kubernetes cluster, or the local machine in `dev`.
@@ -77,8 +88,9 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// Converges one step for `desired`. Must be idempotent: called again on a converged step it
-    /// changes nothing.
-    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure>;
+    /// changes nothing. `done_before` says the step already converged on this generation, so an
+    /// expensive action (a Helm upgrade) may be skipped for a cheap check.
+    async fn converge(&self, step: StepId, desired: &Desired, done_before: bool) -> Result<StepSuccess, StepFailure>;
 
     /// Tears one step down for the ClusterTenant `name`; `delete_database` is the termination
     /// policy. Idempotent: tearing down what is gone succeeds.
@@ -106,6 +118,8 @@ pub enum Outcome {
     Converged,
     /// A step failed; the next attempt is scheduled.
     Failed(StepId),
+    /// A step is under way; the next look is scheduled.
+    Waiting(StepId),
     /// The row was invalid; nothing was attempted.
     Invalid,
     /// The teardown finished and the row is gone.
@@ -201,7 +215,40 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             .await?;
         }
         let started = std::time::Instant::now();
-        match backend.converge(step, &desired).await {
+        match backend.converge(step, &desired, unchanged(step)).await {
+            Ok(success) if success.state == StepState::Running => {
+                let mut waiting = row(step, StepState::Running, &success.reason, &success.message, generation);
+                waiting.started_at = stored
+                    .get(step.as_str())
+                    .filter(|r| r.state == "running" && r.generation == generation)
+                    .and_then(|r| r.started_at)
+                    .or(Some(began));
+                provisioning::put_step(pool, name, &waiting).await?;
+                for later in &StepId::ALL[index + 1..] {
+                    let message = format!("Waits for the {} step.", step.as_str());
+                    provisioning::put_step(
+                        pool,
+                        name,
+                        &row(*later, StepState::Pending, "Waiting", &message, generation),
+                    )
+                    .await?;
+                }
+                provisioning::observe(
+                    pool,
+                    name,
+                    &Observed {
+                        generation,
+                        phase: "provisioning",
+                        message: Some(&success.message),
+                        bound_namespace: Some(&bound),
+                        silo_url: current.silo_url.as_deref(),
+                        provisioner: backend.name(),
+                        progress: Progress::Waiting { retry_in_seconds: i64::try_from(WAIT.as_secs()).unwrap_or(5) },
+                    },
+                )
+                .await?;
+                return Ok(Outcome::Waiting(step));
+            }
             Ok(success) => {
                 let mut done = row(step, success.state, &success.reason, &success.message, generation);
                 done.started_at = Some(began);
@@ -301,6 +348,25 @@ async fn tear_down(
             Ok(Teardown::Removed(message)) => {
                 provisioning::put_step(pool, name, &row(step, StepState::Removed, "Removed", &message, generation))
                     .await?;
+            }
+            Ok(Teardown::Waiting(message)) => {
+                provisioning::put_step(pool, name, &row(step, StepState::Removing, "Removing", &message, generation))
+                    .await?;
+                provisioning::observe(
+                    pool,
+                    name,
+                    &Observed {
+                        generation,
+                        phase: "deleting",
+                        message: Some(&message),
+                        bound_namespace: current.bound_namespace.as_deref(),
+                        silo_url: None,
+                        provisioner: backend.name(),
+                        progress: Progress::Waiting { retry_in_seconds: i64::try_from(WAIT.as_secs()).unwrap_or(5) },
+                    },
+                )
+                .await?;
+                return Ok(Outcome::Waiting(step));
             }
             Ok(Teardown::Retained(message)) => {
                 provisioning::put_step(pool, name, &row(step, StepState::Retained, "Retained", &message, generation))

@@ -72,7 +72,7 @@ impl Backend for FakeCluster {
         "fake"
     }
 
-    async fn converge(&self, step: StepId, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+    async fn converge(&self, step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.check_fault(step)?;
         let key = (desired.name.clone(), step);

@@ -1,0 +1,333 @@
+//! The Kubernetes backend through the reconciler, against the fake API server
+//! (`opencrane-fake-kube`: no kube-apiserver can run here), fake `kubectl`/`helm` executables
+//! (`opencrane_deploy::fake`: no Helm binary either) and the real fleet schema. The test plays
+//! CloudNativePG (it creates the database's app Secret) and the silo (a loopback listener that
+//! answers `/readyz`). The fake kubectl is not wired to the fake API server, so the objects the
+//! release's `kubectl apply` creates (the token Secret) are not in its inventory.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU16, Ordering},
+    },
+    time::Duration,
+};
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, api::PostParams};
+use opencrane_deploy::fake::Fakes;
+use opencrane_fake_kube::FakeApiServer;
+use opencrane_fleet_db::{cluster_tenants, provisioning};
+use opencrane_provision::{
+    StepId,
+    build::ClusterSettings,
+    kubernetes::{KubernetesBackend, KubernetesSettings, client_for},
+    reconcile::{Outcome, reconcile},
+};
+use serde_json::json;
+use sqlx::PgPool;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// A stand-in for the silos' managers: answers every request with `status`.
+async fn silo_stand_in(status: Arc<AtomicU16>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 1024];
+            let _ = socket.read(&mut buf).await;
+            let code = status.load(Ordering::SeqCst);
+            let _ = socket.write_all(format!("HTTP/1.1 {code} X\r\ncontent-length: 0\r\n\r\n").as_bytes()).await;
+        }
+    });
+    url
+}
+
+struct Rig {
+    fake: FakeApiServer,
+    fakes: Fakes,
+    backend: KubernetesBackend,
+    client: kube::Client,
+    ready: Arc<AtomicU16>,
+}
+
+async fn rig(test: &str) -> Rig {
+    let fake = FakeApiServer::start().await.unwrap();
+    let client = client_for(&fake.url(), Duration::from_secs(1)).unwrap();
+    let fakes = Fakes::new(test);
+    let ready = Arc::new(AtomicU16::new(200));
+    let mut cluster = ClusterSettings::new("example.com");
+    cluster.ingress_ip = Some("203.0.113.7".parse().unwrap());
+    let charts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts");
+    let mut settings = KubernetesSettings::new(cluster, "opencrane-system", charts);
+    settings.tools = fakes.tools();
+    settings.readiness_url = silo_stand_in(ready.clone()).await;
+    let backend = KubernetesBackend::new(client.clone(), settings);
+    Rig { fake, fakes, backend, client, ready }
+}
+
+async fn seed(pool: &PgPool, name: &str, policy: &str) {
+    let quota = json!({"cpu": "8", "pods": 50});
+    let vanity = format!("portal.{name}.io");
+    let desired = cluster_tenants::DesiredState {
+        display_name: "Acme",
+        vanity_domain: Some(&vanity),
+        isolation_tier: "shared",
+        compute_mode: "shared",
+        node_pool: None,
+        quota: &quota,
+        seat_cap: None,
+        suspended: false,
+        termination_policy: policy,
+        silo_version: Some("0.3.1"),
+    };
+    cluster_tenants::insert(pool, name, &desired).await.unwrap();
+}
+
+/// Plays CloudNativePG: the database's app Secret appears.
+async fn database_comes_up(client: &kube::Client, name: &str) {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &format!("opencrane-{name}"));
+    let secret: Secret = serde_json::from_value(
+        json!({"metadata": {"name": "opencrane-silo-db-app"}, "stringData": {"uri": "postgres://x"}}),
+    )
+    .unwrap();
+    let _ = secrets.create(&PostParams::default(), &secret).await;
+}
+
+/// Plays Helm's effect: once the fake helm ran an upgrade, the manager's Deployment exists.
+async fn release_materialises(rig: &Rig, name: &str) {
+    if helm_calls(&rig.fakes, "upgrade") == 0 {
+        return;
+    }
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(rig.client.clone(), &format!("opencrane-{name}"));
+    let deployment = serde_json::from_value(json!({
+        "metadata": {"name": "opencrane-silo-manager"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}}},
+    }))
+    .unwrap();
+    let _ = deployments.create(&PostParams::default(), &deployment).await;
+}
+
+/// Reconciles until converged (playing CloudNativePG when the database step waits, and Helm's
+/// effect after an upgrade); returns the outcomes seen.
+async fn until_converged(pool: &PgPool, rig: &Rig, name: &str) -> Vec<Outcome> {
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        let outcome = reconcile(pool, &rig.backend, name).await.unwrap();
+        release_materialises(rig, name).await;
+        seen.push(outcome.clone());
+        match outcome {
+            Outcome::Converged => return seen,
+            Outcome::Waiting(StepId::Database) => database_comes_up(&rig.client, name).await,
+            _ => {}
+        }
+    }
+    panic!("{name} did not converge: {seen:?}");
+}
+
+fn helm_calls(fakes: &Fakes, verb: &str) -> usize {
+    fakes.calls().iter().filter(|(tool, args, _)| tool == "helm" && args.iter().any(|a| a == verb)).count()
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(pool: PgPool) {
+    let rig = rig("k8s-fresh").await;
+    seed(&pool, "acme", "Retain").await;
+    let outcomes = until_converged(&pool, &rig, "acme").await;
+    assert_eq!(outcomes.first(), Some(&Outcome::Waiting(StepId::Database)), "waits for CloudNativePG without failing");
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!(
+        (row.phase.as_str(), row.silo_url.as_deref(), row.failed_attempts),
+        ("ready", Some("https://acme.example.com"), 0)
+    );
+    let ns = "api/v1/namespaces/opencrane-acme";
+    let mut expected = vec![
+        "api/v1/namespaces/opencrane-acme".to_owned(),
+        "apis/apps/v1/namespaces/opencrane-acme/deployments/opencrane-silo-manager".to_owned(),
+        format!("{ns}/limitranges/opencrane-limits"),
+        format!("{ns}/resourcequotas/opencrane-quota"),
+        format!("{ns}/secrets/opencrane-silo-db-app"),
+        "apis/cert-manager.io/v1/namespaces/opencrane-acme/certificates/opencrane-silo-vanity".to_owned(),
+        "apis/externaldns.k8s.io/v1alpha1/namespaces/opencrane-acme/dnsendpoints/opencrane-silo".to_owned(),
+        "apis/networking.k8s.io/v1/namespaces/opencrane-acme/networkpolicies/opencrane-default-deny".to_owned(),
+        "apis/postgresql.cnpg.io/v1/namespaces/opencrane-acme/clusters/opencrane-silo-db".to_owned(),
+    ];
+    expected.sort();
+    let mut inventory = rig.fake.inventory();
+    inventory.sort();
+    assert_eq!(inventory, expected);
+    let applied = rig.fake.object("/api/v1/namespaces/opencrane-acme").unwrap();
+    assert_eq!(applied["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
+
+    // The release went through `opencrane deploy silo`'s code path, once, with the pin.
+    assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1);
+    let upgrade =
+        rig.fakes.calls().into_iter().find(|(t, a, _)| t == "helm" && a.contains(&"upgrade".to_owned())).unwrap().1;
+    assert!(upgrade.iter().any(|a| a.ends_with("profiles/fleet-managed.yaml")), "{upgrade:?}");
+    assert!(upgrade.iter().any(|a| a.ends_with("provisioner-values.json")), "{upgrade:?}");
+    assert!(upgrade.contains(&"clustertenantManager.image.tag=0.3.1".to_owned()), "{upgrade:?}");
+
+    // Converged: another reconcile re-applies (no-op) and re-checks, changes no object, runs no
+    // Helm upgrade and writes nothing to the fleet database.
+    let versions = |fake: &FakeApiServer| -> Vec<String> {
+        let mut all: Vec<String> = fake
+            .inventory()
+            .iter()
+            .map(|p| fake.object(&format!("/{p}")).unwrap()["metadata"]["resourceVersion"].to_string())
+            .collect();
+        all.sort();
+        all
+    };
+    let before = versions(&rig.fake);
+    let requests_before = rig.fake.requests().len();
+    let row_before = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Converged);
+    let calls = rig.fake.requests().len() - requests_before;
+    eprintln!("API calls per converged reconcile: {calls}");
+    assert!(calls <= 12, "{calls} API calls for a converged reconcile");
+    assert_eq!(versions(&rig.fake), before, "a converged reconcile changed an object");
+    assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1, "no second Helm upgrade");
+    assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap(), row_before);
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_fault_at_each_step_is_reported_there_and_converges_without_duplicates(pool: PgPool) {
+    let cases: [(StepId, &str); 5] = [
+        (StepId::Namespace, "/api/v1/namespaces/opencrane-"),
+        (StepId::Quota, "/resourcequotas/"),
+        (StepId::NetworkPolicy, "/networkpolicies/"),
+        (StepId::Database, "/clusters/"),
+        (StepId::Dns, "/dnsendpoints/"),
+    ];
+    for (i, (step, path)) in cases.into_iter().enumerate() {
+        for fault in ["500", "409", "timeout"] {
+            let name = format!("f{i}-{fault}");
+            let rig = rig(&format!("k8s-{name}")).await;
+            seed(&pool, &name, "Retain").await;
+            match fault {
+                "timeout" => rig.fake.stall("PATCH", path, Duration::from_millis(1500), 1),
+                code => rig.fake.fail("PATCH", path, code.parse().unwrap(), 1),
+            }
+            let mut first = reconcile(&pool, &rig.backend, &name).await.unwrap();
+            if first == Outcome::Waiting(StepId::Database) {
+                database_comes_up(&rig.client, &name).await;
+                first = reconcile(&pool, &rig.backend, &name).await.unwrap();
+            }
+            assert_eq!(first, Outcome::Failed(step), "{name}");
+            let steps = provisioning::steps(&pool, &name).await.unwrap();
+            let failed = steps.iter().find(|s| s.step == step.as_str()).unwrap();
+            let expected_reason = if fault == "timeout" { "Timeout".to_owned() } else { format!("Api{fault}") };
+            assert_eq!(
+                (failed.state.as_str(), failed.reason.as_str()),
+                ("failed", expected_reason.as_str()),
+                "{name}: {}",
+                failed.message
+            );
+            assert!(failed.action.as_deref().is_some_and(|a| !a.is_empty()), "{name}: an action");
+            // The fault cleared (it fired once); Retry converges with one object each and one install.
+            provisioning::request_retry(&pool, &name, Some(step.as_str())).await.unwrap();
+            until_converged(&pool, &rig, &name).await;
+            let mut kinds: Vec<String> =
+                rig.fake.inventory().iter().map(|p| p.rsplit('/').nth(1).unwrap().to_owned()).collect();
+            kinds.sort();
+            let mut unique = kinds.clone();
+            unique.dedup();
+            assert_eq!(kinds, unique, "{name}: an object exists twice");
+            assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1, "{name}: one install");
+        }
+    }
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_failing_helm_upgrade_puts_helms_words_in_the_condition(pool: PgPool) {
+    let rig = rig("k8s-helm").await;
+    seed(&pool, "acme", "Retain").await;
+    rig.fakes.fail_on("helm", "upgrade");
+    let mut outcome = reconcile(&pool, &rig.backend, "acme").await.unwrap();
+    if outcome == Outcome::Waiting(StepId::Database) {
+        database_comes_up(&rig.client, "acme").await;
+        outcome = reconcile(&pool, &rig.backend, "acme").await.unwrap();
+    }
+    assert_eq!(outcome, Outcome::Failed(StepId::Release));
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    let release = steps.iter().find(|s| s.step == "release").unwrap();
+    assert!(release.message.contains("UPGRADE FAILED"), "{}", release.message);
+    assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap().phase, "failed");
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_silo_that_does_not_answer_yet_is_waited_for_not_failed(pool: PgPool) {
+    let rig = rig("k8s-ready").await;
+    seed(&pool, "acme", "Retain").await;
+    rig.ready.store(503, Ordering::SeqCst);
+    let mut outcome = reconcile(&pool, &rig.backend, "acme").await.unwrap();
+    if outcome == Outcome::Waiting(StepId::Database) {
+        database_comes_up(&rig.client, "acme").await;
+        outcome = reconcile(&pool, &rig.backend, "acme").await.unwrap();
+    }
+    assert_eq!(outcome, Outcome::Waiting(StepId::Readiness));
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!((row.phase.as_str(), row.failed_attempts), ("provisioning", 0));
+    rig.ready.store(200, Ordering::SeqCst);
+    assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Converged);
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn deleting_at_any_step_leaves_nothing_but_what_retain_keeps(pool: PgPool) {
+    let stops: [(StepId, &str); 5] = [
+        (StepId::Quota, "/resourcequotas/"),
+        (StepId::NetworkPolicy, "/networkpolicies/"),
+        (StepId::Database, "/clusters/"),
+        (StepId::Dns, "/dnsendpoints/"),
+        (StepId::Readiness, ""),
+    ];
+    for policy in ["Retain", "Delete"] {
+        for (i, (step, path)) in stops.into_iter().enumerate() {
+            let name = format!("d{i}-{}", policy.to_lowercase());
+            let rig = rig(&format!("k8s-{name}")).await;
+            seed(&pool, &name, policy).await;
+            // Provisioning stops at `step` (a fault, or a silo that never answers).
+            if path.is_empty() {
+                rig.ready.store(503, Ordering::SeqCst);
+            } else {
+                rig.fake.fail("PATCH", path, 500, 100);
+            }
+            for _ in 0..3 {
+                if reconcile(&pool, &rig.backend, &name).await.unwrap() == Outcome::Waiting(StepId::Database) {
+                    database_comes_up(&rig.client, &name).await;
+                }
+            }
+            rig.fake.heal();
+            provisioning::request_deletion(&pool, &name).await.unwrap();
+            let mut outcome = Outcome::Gone;
+            for _ in 0..5 {
+                outcome = reconcile(&pool, &rig.backend, &name).await.unwrap();
+                if outcome == Outcome::Deleted {
+                    break;
+                }
+            }
+            assert_eq!(outcome, Outcome::Deleted, "{name}");
+            let left = rig.fake.inventory();
+            let database_made = i >= 3;
+            let kept: Vec<String> = if policy == "Retain" && database_made {
+                let ns = format!("opencrane-{name}");
+                let mut kept = vec![
+                    format!("api/v1/namespaces/{ns}"),
+                    format!("api/v1/namespaces/{ns}/secrets/opencrane-silo-db-app"),
+                    format!("apis/postgresql.cnpg.io/v1/namespaces/{ns}/clusters/opencrane-silo-db"),
+                ];
+                kept.sort();
+                kept
+            } else {
+                Vec::new()
+            };
+            let mut left_sorted = left.clone();
+            left_sorted.sort();
+            assert_eq!(left_sorted, kept, "{name} (stopped at {step:?})");
+            assert!(matches!(cluster_tenants::get(&pool, &name).await, Err(opencrane_db::Error::NotFound)));
+        }
+    }
+}
