@@ -47,10 +47,11 @@ class Provisioning(unittest.TestCase):
         full = objects_for(EXAMPLE.read_text(), "--ingress-ip", "203.0.113.7")
         kinds = [o["kind"] for o in full]
         self.assertEqual(
-            kinds, ["Namespace", "ResourceQuota", "LimitRange", "NetworkPolicy", "Cluster", "DNSEndpoint", "Certificate"]
+            kinds,
+            ["Namespace", "RoleBinding", "ResourceQuota", "LimitRange", "NetworkPolicy", "Cluster", "DNSEndpoint", "Certificate"],
         )
         minimal = objects_for(MINIMAL)
-        self.assertEqual([o["kind"] for o in minimal], ["Namespace", "NetworkPolicy", "Cluster"])
+        self.assertEqual([o["kind"] for o in minimal], ["Namespace", "RoleBinding", "NetworkPolicy", "Cluster"])
         for obj in full + minimal:
             with self.subTest(kind=obj["kind"], name=obj["metadata"]["name"]):
                 validate_object(self, obj)
@@ -59,6 +60,21 @@ class Provisioning(unittest.TestCase):
                 self.assertEqual(obj["metadata"]["labels"]["opencrane.io/cluster-tenant"], "acme")
         namespace = full[0]
         self.assertEqual(namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted")
+
+    def test_the_installer_binding_names_the_fleet_charts_role_and_account(self):
+        from test_charts import FLEET, FLEET_NS, FLEET_PROFILES
+
+        binding = next(o for o in objects_for(MINIMAL) if o["kind"] == "RoleBinding")
+        fleet, _ = render(FLEET, FLEET_PROFILES[next(iter(FLEET_PROFILES))], FLEET_NS)
+        roles = {o["metadata"]["name"] for o in fleet if o["kind"] == "ClusterRole"}
+        accounts = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in fleet if o["kind"] == "ServiceAccount"}
+        self.assertIn(binding["roleRef"]["name"], roles)
+        subject = binding["subjects"][0]
+        self.assertIn((subject["namespace"], subject["name"]), accounts)
+        self.assertFalse(
+            [o for o in fleet if o["kind"] == "ClusterRoleBinding" and o["roleRef"]["name"] == binding["roleRef"]["name"]],
+            "the installer role is never bound cluster-wide",
+        )
 
     def test_a_bad_resource_is_refused_with_the_field_named(self):
         bad = MINIMAL.replace("spec: {displayName: Acme}", "spec: {displayName: Acme, resources: {quota: {cpu: lots}}}")

@@ -25,6 +25,8 @@ pub const DATABASE_CLUSTER: &str = "opencrane-silo-db";
 pub const DEFAULT_DENY: &str = "opencrane-default-deny";
 /// The DNS record's name (the chart's name for it).
 pub const DNS_ENDPOINT: &str = "opencrane-silo";
+/// The RoleBinding of the fleet's installer role in a silo namespace.
+pub const INSTALLER_BINDING: &str = "opencrane-fleet-silo-installer";
 /// The vanity certificate's name (the chart's name for it).
 pub const VANITY_CERTIFICATE: &str = "opencrane-silo-vanity";
 
@@ -43,6 +45,12 @@ pub struct ClusterSettings {
     pub database_storage: String,
     /// Storage class, when not the cluster's default.
     pub storage_class: Option<String>,
+    /// The fleet-manager's ServiceAccount (namespace, name): bound to the installer role in each
+    /// silo namespace.
+    pub fleet_service_account: (String, String),
+    /// The fleet chart's ClusterRole with what installing a silo release needs inside its
+    /// namespace (never bound cluster-wide).
+    pub installer_role: String,
 }
 
 impl ClusterSettings {
@@ -55,6 +63,8 @@ impl ClusterSettings {
             database_instances: 1,
             database_storage: "10Gi".into(),
             storage_class: None,
+            fleet_service_account: ("opencrane-system".into(), "opencrane-fleet-manager".into()),
+            installer_role: "opencrane-fleet-silo-installer".into(),
         }
     }
 
@@ -86,6 +96,19 @@ pub fn namespace(desired: &Desired) -> Value {
         "silo",
         &[("opencrane.io/cluster-tenant", &desired.name)],
     )
+}
+
+/// Step 1, with the namespace: the RoleBinding that lets the fleet-manager install the silo
+/// release in this namespace — and only here (the installer role is never bound cluster-wide).
+pub fn installer_binding(desired: &Desired, settings: &ClusterSettings) -> Value {
+    let (sa_namespace, sa_name) = &settings.fleet_service_account;
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": metadata(desired, INSTALLER_BINDING, "rbac"),
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": settings.installer_role },
+        "subjects": [{ "kind": "ServiceAccount", "name": sa_name, "namespace": sa_namespace }],
+    })
 }
 
 /// Step 2: a ResourceQuota from `spec.resources.quota`, and a LimitRange that gives containers
@@ -225,7 +248,7 @@ pub fn release_values(desired: &Desired) -> Value {
 /// Every object the pipeline applies itself, in step order (for `opencrane provision render`
 /// and the offline validation).
 pub fn all_objects(desired: &Desired, settings: &ClusterSettings) -> Vec<Value> {
-    let mut objects = vec![namespace(desired)];
+    let mut objects = vec![namespace(desired), installer_binding(desired, settings)];
     objects.extend(quota(desired));
     objects.push(network_policy(desired));
     objects.push(database(desired, settings));
@@ -264,6 +287,18 @@ mod tests {
         assert_eq!(labels["pod-security.kubernetes.io/enforce"], "restricted");
         assert_eq!(labels["opencrane.io/cluster-tenant"], "acme");
         assert_eq!(labels["app.kubernetes.io/part-of"], "opencrane");
+    }
+
+    #[test]
+    fn the_installer_role_is_bound_to_the_fleet_in_the_silo_namespace_only() {
+        let binding = installer_binding(&desired(), &ClusterSettings::new("example.com"));
+        assert_eq!(binding["metadata"]["namespace"], "opencrane-acme");
+        assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+        assert_eq!(binding["roleRef"]["name"], "opencrane-fleet-silo-installer");
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "opencrane-fleet-manager", "namespace": "opencrane-system"}])
+        );
     }
 
     #[test]
@@ -325,7 +360,16 @@ mod tests {
         let objects = all_objects(&d, &settings);
         assert_eq!(
             kinds(&objects),
-            ["Namespace", "ResourceQuota", "LimitRange", "NetworkPolicy", "Cluster", "DNSEndpoint", "Certificate"]
+            [
+                "Namespace",
+                "RoleBinding",
+                "ResourceQuota",
+                "LimitRange",
+                "NetworkPolicy",
+                "Cluster",
+                "DNSEndpoint",
+                "Certificate"
+            ]
         );
         for o in &objects[1..] {
             assert_eq!(o["metadata"]["namespace"], "opencrane-acme", "{o}");

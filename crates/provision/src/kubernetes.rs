@@ -81,6 +81,7 @@ fn resource(api_version: &str, kind: &str) -> Option<ApiResource> {
         "Certificate" => "certificates",
         "Secret" => "secrets",
         "Deployment" => "deployments",
+        "RoleBinding" => "rolebindings",
         "PersistentVolumeClaim" => "persistentvolumeclaims",
         _ => return None,
     };
@@ -431,9 +432,13 @@ impl Backend for KubernetesBackend {
         match step {
             StepId::Namespace => {
                 self.apply(&build::namespace(desired)).await?;
+                self.apply(&build::installer_binding(desired, &self.settings.cluster)).await?;
                 Ok(StepSuccess::done(
                     "Applied",
-                    format!("Namespace {} (restricted Pod Security).", desired.namespace()),
+                    format!(
+                        "Namespace {} (restricted Pod Security); the fleet may install the silo release here only.",
+                        desired.namespace()
+                    ),
                 ))
             }
             StepId::Quota => self.converge_quota(desired).await,

@@ -153,6 +153,8 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
         "apis/cert-manager.io/v1/namespaces/opencrane-acme/certificates/opencrane-silo-vanity".to_owned(),
         "apis/externaldns.k8s.io/v1alpha1/namespaces/opencrane-acme/dnsendpoints/opencrane-silo".to_owned(),
         "apis/networking.k8s.io/v1/namespaces/opencrane-acme/networkpolicies/opencrane-default-deny".to_owned(),
+        "apis/rbac.authorization.k8s.io/v1/namespaces/opencrane-acme/rolebindings/opencrane-fleet-silo-installer"
+            .to_owned(),
         "apis/postgresql.cnpg.io/v1/namespaces/opencrane-acme/clusters/opencrane-silo-db".to_owned(),
     ];
     expected.sort();
