@@ -365,6 +365,8 @@ impl KubernetesBackend {
 
     async fn remove_namespace(&self, name: &str, delete_database: bool) -> Result<Teardown, StepFailure> {
         let ns = crate::spec::namespace_of(name);
+        // The fleet keeps no rights in a namespace it no longer manages.
+        self.delete("rbac.authorization.k8s.io/v1", "RoleBinding", Some(&ns), build::INSTALLER_BINDING).await?;
         if !delete_database
             && self.exists("postgresql.cnpg.io/v1", "Cluster", Some(&ns), build::DATABASE_CLUSTER).await?
         {
