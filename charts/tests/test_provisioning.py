@@ -69,6 +69,10 @@ class Provisioning(unittest.TestCase):
         roles = {o["metadata"]["name"] for o in fleet if o["kind"] == "ClusterRole"}
         accounts = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in fleet if o["kind"] == "ServiceAccount"}
         self.assertIn(binding["roleRef"]["name"], roles)
+        manager = next(o for o in fleet if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
+        env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
+        self.assertIn(env["OPENCRANE_SILO_INSTALLER_ROLE"]["value"], roles, "the binary is told the chart's role")
+        self.assertEqual(env["OPENCRANE_SERVICE_ACCOUNT"]["valueFrom"]["fieldRef"]["fieldPath"], "spec.serviceAccountName")
         subject = binding["subjects"][0]
         self.assertIn((subject["namespace"], subject["name"]), accounts)
         self.assertFalse(

@@ -43,6 +43,27 @@ pub enum Command {
     },
 }
 
+/// The Kubernetes provisioner's settings (the fleet chart sets them).
+#[derive(Clone, Debug, Args)]
+pub struct ClusterArgs {
+    /// The ingress controller's public address: each silo gets a DNS record `<name>.<base>`.
+    #[arg(long = "ingress-ip", env = "OPENCRANE_INGRESS_IP")]
+    pub ingress_ip: Option<std::net::IpAddr>,
+    /// The fleet-manager's ServiceAccount, bound to the installer role in each silo namespace.
+    #[arg(long = "service-account", env = "OPENCRANE_SERVICE_ACCOUNT", default_value = "opencrane-fleet-manager")]
+    pub service_account: String,
+    /// The fleet chart's ClusterRole for installing a silo release inside its namespace.
+    #[arg(
+        long = "silo-installer-role",
+        env = "OPENCRANE_SILO_INSTALLER_ROLE",
+        default_value = "opencrane-fleet-silo-installer"
+    )]
+    pub silo_installer_role: String,
+    /// Directory holding the opencrane-silo chart (the image ships it).
+    #[arg(long = "charts-dir", env = "OPENCRANE_CHARTS_DIR", default_value = "charts")]
+    pub charts_dir: PathBuf,
+}
+
 /// `provision-render` flags.
 #[derive(Debug, Args)]
 pub struct ProvisionRenderArgs {
@@ -207,6 +228,9 @@ pub struct FleetArgs {
     /// fleet-manager runs; `local` exists under `opencrane dev`.
     #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "kubernetes")]
     pub provisioner: crate::provisioner::ProvisionerKind,
+    /// Where the Kubernetes provisioner applies silos.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Zitadel's Management API.
     #[command(flatten)]
     pub zitadel: ZitadelArgs,
@@ -354,6 +378,9 @@ pub struct DevArgs {
     /// on this machine) or `kubernetes`.
     #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "local")]
     pub provisioner: crate::provisioner::ProvisionerKind,
+    /// With `--provisioner kubernetes`: where silos go (the current kube context).
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// `deploy` flags.

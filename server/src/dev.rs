@@ -34,7 +34,7 @@ use crate::{
         self,
         auth::{OrgClient, Scope, oidc::ClientConfig},
     },
-    provisioner::{self, DevSiloHost, DevSiloSettings, KubernetesNotYetAvailable, ProvisionerKind},
+    provisioner::{self, DevSiloHost, DevSiloSettings, ProvisionerKind},
     roles, sync,
 };
 
@@ -136,7 +136,9 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     );
     let backend: Arc<dyn opencrane_provision::Backend> = match args.provisioner {
         ProvisionerKind::Local => local.clone(),
-        ProvisionerKind::Kubernetes => Arc::new(KubernetesNotYetAvailable),
+        ProvisionerKind::Kubernetes => {
+            provisioner::kubernetes_backend(args.platform_base_domain.as_deref(), None, &args.cluster).await
+        }
     };
 
     let (stop_tx, stop_rx) = watch::channel(false);

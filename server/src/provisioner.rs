@@ -36,32 +36,33 @@ pub enum ProvisionerKind {
     Local,
 }
 
-/// The Kubernetes backend of this build: its controller is not part of it yet, so every
-/// ClusterTenant stops at the first step with a failure that says so and what to do instead
-/// (rather than sitting in `pending` with no explanation).
-pub struct KubernetesNotYetAvailable;
+/// A backend that cannot provision, and says why in the first step's condition (no cluster
+/// configuration, no base domain) instead of the fleet-manager failing to start.
+pub struct ProvisioningUnavailable {
+    /// What is missing.
+    pub reason: String,
+    /// What to do about it.
+    pub action: String,
+}
 
 #[async_trait::async_trait]
-impl Backend for KubernetesNotYetAvailable {
+impl Backend for ProvisioningUnavailable {
     fn name(&self) -> &'static str {
         "kubernetes"
     }
 
-    async fn converge(&self, step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
-        Err(StepFailure::new(
-            "ControllerUnavailable",
-            format!("This fleet-manager build cannot provision the {} step on Kubernetes yet.", step.as_str()),
-            format!(
-                "Install the silo with `opencrane deploy silo --cluster-tenant {} --base-domain <domain>`, \
-                 or try click-through provisioning locally with `cargo xtask dev`.",
-                desired.name
-            ),
-        ))
+    async fn converge(
+        &self,
+        _step: StepId,
+        _desired: &Desired,
+        _done_before: bool,
+    ) -> Result<StepSuccess, StepFailure> {
+        Err(StepFailure::new("ProvisionerUnavailable", self.reason.clone(), self.action.clone()))
     }
 
     async fn teardown(&self, _step: StepId, name: &str, _delete_database: bool) -> Result<Teardown, StepFailure> {
         Ok(Teardown::Retained(format!(
-            "Nothing was provisioned by this fleet-manager; objects installed by hand in opencrane-{name} are left alone."
+            "Nothing was provisioned by this fleet-manager; objects in opencrane-{name}, if any, are left alone."
         )))
     }
 
@@ -72,6 +73,40 @@ impl Backend for KubernetesNotYetAvailable {
     fn bound_to(&self, desired: &Desired) -> String {
         desired.namespace()
     }
+}
+
+/// The Kubernetes backend for the current cluster (in-cluster, or the kube context), or an
+/// explanation of why there is none.
+pub async fn kubernetes_backend(
+    base_domain: Option<&str>,
+    fleet_namespace: Option<&str>,
+    args: &crate::cli::ClusterArgs,
+) -> Arc<dyn Backend> {
+    let Some(base_domain) = base_domain else {
+        return Arc::new(ProvisioningUnavailable {
+            reason: "PLATFORM_BASE_DOMAIN is not set, so silos have no host name (<name>.<base>).".into(),
+            action: "Set PLATFORM_BASE_DOMAIN (the fleet chart's ingress.domain), then Retry.".into(),
+        });
+    };
+    let client = match opencrane_provision::kubernetes::default_client().await {
+        Ok(client) => client,
+        Err(err) => {
+            tracing::warn!(error = %err, "no Kubernetes configuration: provisioning will report it");
+            return Arc::new(ProvisioningUnavailable {
+                reason: format!("No Kubernetes configuration was found (in-cluster or kubeconfig): {err}."),
+                action: "Run the fleet-manager in the cluster (the opencrane-fleet chart), or point KUBECONFIG at one, then Retry."
+                    .into(),
+            });
+        }
+    };
+    let namespace = fleet_namespace.unwrap_or("opencrane-system").to_owned();
+    let mut cluster = opencrane_provision::build::ClusterSettings::new(base_domain);
+    cluster.ingress_ip = args.ingress_ip;
+    cluster.fleet_service_account = (namespace.clone(), args.service_account.clone());
+    cluster.installer_role = args.silo_installer_role.clone();
+    let settings =
+        opencrane_provision::kubernetes::KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
+    Arc::new(opencrane_provision::kubernetes::KubernetesBackend::new(client, settings))
 }
 
 /// What every silo served by the dev process shares.

@@ -49,7 +49,11 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     spawn_session_sweeper(state.pool.clone());
     let backend: std::sync::Arc<dyn opencrane_provision::Backend> = match args.provisioner {
         crate::provisioner::ProvisionerKind::Kubernetes => {
-            std::sync::Arc::new(crate::provisioner::KubernetesNotYetAvailable)
+            let base = match &state.role {
+                app::state::RoleSettings::Fleet(fleet) => fleet.validation.base_domain.clone(),
+                app::state::RoleSettings::Silo(_) => None,
+            };
+            crate::provisioner::kubernetes_backend(base.as_deref(), args.namespace.as_deref(), &args.cluster).await
         }
         crate::provisioner::ProvisionerKind::Local => {
             bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")

@@ -501,3 +501,12 @@ pub fn client_for(url: &str, timeout: Duration) -> Result<Client, String> {
     config.connect_timeout = Some(timeout);
     Client::try_from(config).map_err(|e| e.to_string())
 }
+
+/// The client for the cluster this process runs in (or the current kube context), with the
+/// same request timeouts.
+pub async fn default_client() -> Result<Client, String> {
+    let mut config = kube::Config::infer().await.map_err(|e| e.to_string())?;
+    config.read_timeout = Some(Duration::from_secs(30));
+    config.connect_timeout = Some(Duration::from_secs(10));
+    Client::try_from(config).map_err(|e| e.to_string())
+}

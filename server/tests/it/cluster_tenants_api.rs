@@ -56,12 +56,11 @@ async fn create_read_update_delete(pool: PgPool) {
     assert_eq!(deleting.json()["phase"], "deleting", "the row stays until the teardown finished");
     let again = send(&fleet, Method::DELETE, "/api/v1/cluster-tenants/acme", None, true).await;
     assert_eq!(again.status, StatusCode::ACCEPTED, "asking twice is harmless");
-    // The provisioner's teardown (here the Kubernetes placeholder, which provisioned nothing)
-    // removes the row.
-    let outcome =
-        opencrane_provision::reconcile::reconcile(&db, &opencrane::provisioner::KubernetesNotYetAvailable, "acme")
-            .await
-            .unwrap();
+    // The provisioner's teardown (here one without a cluster, which provisioned nothing) removes
+    // the row.
+    let unavailable =
+        opencrane::provisioner::ProvisioningUnavailable { reason: "no cluster".into(), action: "-".into() };
+    let outcome = opencrane_provision::reconcile::reconcile(&db, &unavailable, "acme").await.unwrap();
     assert_eq!(outcome, opencrane_provision::reconcile::Outcome::Deleted);
     let gone = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme", None, true).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
