@@ -489,6 +489,85 @@ impl Backend for KubernetesBackend {
     fn bound_to(&self, desired: &Desired) -> String {
         desired.namespace()
     }
+
+    async fn publish(&self, pool: &opencrane_db::PgPool, name: &str) -> Result<(), String> {
+        self.mirror(pool, name).await
+    }
+}
+
+impl KubernetesBackend {
+    /// Mirrors the fleet database onto the ClusterTenant resource: the spec (server-side apply,
+    /// with the finalizer that holds the resource until the teardown ends) and the status
+    /// (phase, one condition per step, observedGeneration) — written only when they differ. Once
+    /// the row is gone, the finalizer is removed and the resource deleted.
+    pub async fn mirror(&self, pool: &opencrane_db::PgPool, name: &str) -> Result<(), String> {
+        use opencrane_crd::cluster_tenant::ClusterTenant;
+        let api: Api<ClusterTenant> = Api::all(self.client.clone());
+        let row = match opencrane_fleet_db::cluster_tenants::get(pool, name).await {
+            Ok(row) => row,
+            Err(opencrane_db::Error::NotFound) => return self.release_resource(&api, name).await,
+            Err(err) => return Err(err.to_string()),
+        };
+        let spec = crate::resource::spec_from_row(&row);
+        let applied = serde_json::json!({
+            "apiVersion": "opencrane.io/v1alpha1",
+            "kind": "ClusterTenant",
+            "metadata": {
+                "name": name,
+                "finalizers": [crate::resource::FINALIZER],
+                "labels": { "app.kubernetes.io/managed-by": FIELD_MANAGER, "app.kubernetes.io/part-of": "opencrane" },
+            },
+            "spec": spec,
+        });
+        let resource = api
+            .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&applied))
+            .await
+            .map_err(|e| failure("applying the ClusterTenant resource", &e).message)?;
+        let generation = resource.metadata.generation.unwrap_or(1);
+        let steps = opencrane_fleet_db::provisioning::steps(pool, name).await.map_err(|e| e.to_string())?;
+        let status = crate::resource::status_from_row(&row, &steps, generation);
+        if resource.status.as_ref() != Some(&status) {
+            let patch = serde_json::json!({ "status": status });
+            api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| failure("writing the ClusterTenant status", &e).message)?;
+        }
+        if row.deletion_requested_at.is_some() && resource.metadata.deletion_timestamp.is_none() {
+            api.delete(name, &DeleteParams::default())
+                .await
+                .map_err(|e| failure("deleting the ClusterTenant resource", &e).message)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the fleet's finalizer (keeping any other) and deletes the resource.
+    async fn release_resource(
+        &self,
+        api: &Api<opencrane_crd::cluster_tenant::ClusterTenant>,
+        name: &str,
+    ) -> Result<(), String> {
+        let resource = match api.get(name).await {
+            Ok(resource) => resource,
+            Err(e) if not_found(&e) => return Ok(()),
+            Err(e) => return Err(failure("reading the ClusterTenant resource", &e).message),
+        };
+        let finalizers = resource.metadata.finalizers.clone().unwrap_or_default();
+        if finalizers.iter().any(|f| f == crate::resource::FINALIZER) {
+            let rest: Vec<&String> = finalizers.iter().filter(|f| *f != crate::resource::FINALIZER).collect();
+            // The resourceVersion makes this a compare-and-swap: another writer's change wins.
+            let patch = serde_json::json!({
+                "metadata": { "finalizers": rest, "resourceVersion": resource.metadata.resource_version },
+            });
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| failure("removing the finalizer", &e).message)?;
+        }
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(e) if not_found(&e) => Ok(()),
+            Err(e) => Err(failure("deleting the ClusterTenant resource", &e).message),
+        }
+    }
 }
 
 /// A client for `url` with the request timeouts the backend relies on (a stuck API call fails

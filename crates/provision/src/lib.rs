@@ -8,6 +8,7 @@
 //!   and the ClusterTenant's observed status, and makes no write when nothing changed;
 //! - [`kubernetes`] is the backend for a cluster (server-side apply, the silo release through
 //!   `opencrane deploy`'s code path);
+//! - [`resource`] maps a row and its steps onto the ClusterTenant custom resource — pure;
 //! - [`local`] is the backend for `dev` (a database and role per silo on the local PostgreSQL and
 //!   a clustertenant-manager served by the same process); [`worker`] drives the reconciler from
 //!   the fleet database's notifications.
@@ -17,6 +18,7 @@ pub mod kubernetes;
 pub mod local;
 pub mod probe;
 pub mod reconcile;
+pub mod resource;
 pub mod spec;
 pub mod worker;
 

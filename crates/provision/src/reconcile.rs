@@ -101,6 +101,12 @@ pub trait Backend: Send + Sync {
 
     /// What `status.boundNamespace` shows.
     fn bound_to(&self, desired: &Desired) -> String;
+
+    /// Called after every reconcile of `name` (also once its row is gone): a backend may publish
+    /// the outcome elsewhere — the Kubernetes backend mirrors it onto the ClusterTenant resource.
+    async fn publish(&self, _pool: &PgPool, _name: &str) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Why a reconcile could not even run (as opposed to a step failing, which is recorded).

@@ -106,6 +106,9 @@ async fn spawn(
             }
             Err(err) => tracing::warn!(cluster_tenant = %name, error = %err, "reconcile could not run"),
         }
+        if let Err(err) = backend.publish(&pool, &name).await {
+            tracing::warn!(cluster_tenant = %name, error = %err, "publishing the status failed; retried on the next reconcile");
+        }
         in_flight.lock().await.remove(&name);
     });
 }

@@ -333,3 +333,58 @@ async fn deleting_at_any_step_leaves_nothing_but_what_retain_keeps(pool: PgPool)
         }
     }
 }
+
+/// The ClusterTenant resource mirrors the fleet database: spec, finalizer and one condition per
+/// step while provisioning; deletion marks it and the finalizer holds it until the teardown ends.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_ends(pool: PgPool) {
+    use opencrane_crd::cluster_tenant::{ClusterTenant, ClusterTenantPhase};
+    use opencrane_provision::Backend as _;
+    let rig = rig("k8s-mirror").await;
+    seed(&pool, "acme", "Delete").await;
+    let resources: Api<ClusterTenant> = Api::all(rig.client.clone());
+
+    // While waiting for the database, the resource already tells the story.
+    assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Waiting(StepId::Database));
+    rig.backend.publish(&pool, "acme").await.unwrap();
+    let waiting = resources.get("acme").await.unwrap();
+    assert_eq!(waiting.spec.display_name, "Acme");
+    assert_eq!(waiting.metadata.finalizers.as_deref(), Some(&["opencrane.io/silo".to_owned()][..]));
+    let status = waiting.status.unwrap();
+    assert_eq!(status.phase, Some(ClusterTenantPhase::Provisioning));
+    let database = status.conditions.iter().find(|c| c.type_ == "DatabaseReady").unwrap();
+    assert_eq!((database.status.as_str(), database.reason.as_str()), ("Unknown", "Starting"));
+    assert_eq!(status.observed_generation, None, "not converged yet");
+
+    until_converged(&pool, &rig, "acme").await;
+    rig.backend.publish(&pool, "acme").await.unwrap();
+    let ready = resources.get("acme").await.unwrap();
+    let status = ready.status.clone().unwrap();
+    assert_eq!(status.phase, Some(ClusterTenantPhase::Ready));
+    assert_eq!(status.observed_generation, ready.metadata.generation);
+    assert_eq!(status.silo_url.as_deref(), Some("https://acme.example.com"));
+    assert_eq!(status.conditions.len(), 7);
+    assert!(status.conditions.iter().all(|c| c.status == "True"), "{:?}", status.conditions);
+
+    // Publishing a converged state again changes nothing.
+    rig.backend.publish(&pool, "acme").await.unwrap();
+    assert_eq!(resources.get("acme").await.unwrap().metadata.resource_version, ready.metadata.resource_version);
+
+    // Deletion: the resource is marked (held by the finalizer) until the teardown finished.
+    provisioning::request_deletion(&pool, "acme").await.unwrap();
+    rig.backend.publish(&pool, "acme").await.unwrap();
+    let marked = resources.get("acme").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(marked.status.unwrap().phase, Some(ClusterTenantPhase::Deleting));
+    let mut outcome = Outcome::Gone;
+    for _ in 0..5 {
+        outcome = reconcile(&pool, &rig.backend, "acme").await.unwrap();
+        if outcome == Outcome::Deleted {
+            break;
+        }
+    }
+    assert_eq!(outcome, Outcome::Deleted);
+    rig.backend.publish(&pool, "acme").await.unwrap();
+    assert!(resources.get("acme").await.unwrap_err().to_string().contains("404"), "the resource is gone");
+    assert!(rig.fake.inventory().is_empty(), "{:?}", rig.fake.inventory());
+}
