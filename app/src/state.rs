@@ -51,6 +51,18 @@ pub struct AppState {
     /// Whether sign-in through the identity provider is configured (else only tokens and, in
     /// dev mode, the development identity authenticate).
     pub sign_in: bool,
+    /// A readiness condition besides the database (the fleet's resource watch), if any.
+    pub health: Option<HealthCheck>,
+}
+
+/// A readiness check: `None` when healthy, else what is wrong.
+#[derive(Clone)]
+pub struct HealthCheck(pub std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for HealthCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HealthCheck")
+    }
 }
 
 impl axum::extract::FromRef<AppState> for LeptosOptions {

@@ -62,6 +62,9 @@ pub struct ClusterArgs {
     /// Directory holding the opencrane-silo chart (the image ships it).
     #[arg(long = "charts-dir", env = "OPENCRANE_CHARTS_DIR", default_value = "charts")]
     pub charts_dir: PathBuf,
+    /// This replica's name in leader election (the pod name); random when unset.
+    #[arg(long = "pod-name", env = "POD_NAME")]
+    pub pod_name: Option<String>,
 }
 
 /// `provision-render` flags.

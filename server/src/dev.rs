@@ -137,7 +137,10 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let backend: Arc<dyn opencrane_provision::Backend> = match args.provisioner {
         ProvisionerKind::Local => local.clone(),
         ProvisionerKind::Kubernetes => {
-            provisioner::kubernetes_backend(args.platform_base_domain.as_deref(), None, &args.cluster).await
+            match provisioner::kubernetes_backend(args.platform_base_domain.as_deref(), None, &args.cluster).await {
+                Ok(backend) => backend,
+                Err(unavailable) => Arc::new(unavailable),
+            }
         }
     };
 

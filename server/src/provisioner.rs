@@ -6,15 +6,20 @@ use std::{
     collections::HashMap,
     net::{Ipv4Addr, SocketAddr},
     path::PathBuf,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicI64, Ordering},
+    },
     time::Duration,
 };
 
 use clap::ValueEnum;
 use leptos::config::Env;
+use opencrane_crd::cluster_tenant::ClusterTenantSpec;
 use opencrane_db::PoolSettings;
 use opencrane_provision::{
     Backend, StepFailure, StepId, StepSuccess, Teardown,
+    kubernetes::{KubernetesBackend, KubernetesSettings, Registry},
     local::{SiloHost, SiloLaunch},
     spec::Desired,
 };
@@ -81,32 +86,93 @@ pub async fn kubernetes_backend(
     base_domain: Option<&str>,
     fleet_namespace: Option<&str>,
     args: &crate::cli::ClusterArgs,
-) -> Arc<dyn Backend> {
+) -> Result<Arc<KubernetesBackend>, ProvisioningUnavailable> {
     let Some(base_domain) = base_domain else {
-        return Arc::new(ProvisioningUnavailable {
+        return Err(ProvisioningUnavailable {
             reason: "PLATFORM_BASE_DOMAIN is not set, so silos have no host name (<name>.<base>).".into(),
             action: "Set PLATFORM_BASE_DOMAIN (the fleet chart's ingress.domain), then Retry.".into(),
         });
     };
-    let client = match opencrane_provision::kubernetes::default_client().await {
-        Ok(client) => client,
-        Err(err) => {
-            tracing::warn!(error = %err, "no Kubernetes configuration: provisioning will report it");
-            return Arc::new(ProvisioningUnavailable {
-                reason: format!("No Kubernetes configuration was found (in-cluster or kubeconfig): {err}."),
-                action: "Run the fleet-manager in the cluster (the opencrane-fleet chart), or point KUBECONFIG at one, then Retry."
-                    .into(),
-            });
+    let client = opencrane_provision::kubernetes::default_client().await.map_err(|err| {
+        tracing::warn!(error = %err, "no Kubernetes configuration: provisioning will report it");
+        ProvisioningUnavailable {
+            reason: format!("No Kubernetes configuration was found (in-cluster or kubeconfig): {err}."),
+            action: "Run the fleet-manager in the cluster (the opencrane-fleet chart), or point KUBECONFIG at one, then Retry."
+                .into(),
         }
-    };
+    })?;
     let namespace = fleet_namespace.unwrap_or("opencrane-system").to_owned();
     let mut cluster = opencrane_provision::build::ClusterSettings::new(base_domain);
     cluster.ingress_ip = args.ingress_ip;
     cluster.fleet_service_account = (namespace.clone(), args.service_account.clone());
     cluster.installer_role = args.silo_installer_role.clone();
-    let settings =
-        opencrane_provision::kubernetes::KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
-    Arc::new(opencrane_provision::kubernetes::KubernetesBackend::new(client, settings))
+    let settings = KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
+    Ok(Arc::new(KubernetesBackend::new(client, settings)))
+}
+
+/// How long the ClusterTenant watch may go without an event or restart before `/readyz` fails
+/// (kube-runtime restarts an idle watch every five minutes).
+pub const WATCH_PATIENCE: Duration = Duration::from_secs(600);
+
+/// Resets the watch-progress signal when leadership ends (a non-leader does not watch).
+struct NotWatching(Arc<AtomicI64>);
+
+impl Drop for NotWatching {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Runs provisioning on a fleet-manager against Kubernetes until `shutdown`: leader election on
+/// the Lease `opencrane-fleet-provisioner`; the leader runs the reconcile worker and the
+/// ClusterTenant watch (adoption, out-of-band edits and deletions). Returns the readiness check
+/// of the watch.
+pub fn spawn_kubernetes(
+    state: &app::state::AppState,
+    backend: Arc<KubernetesBackend>,
+    identity: String,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> (tokio::task::JoinHandle<()>, app::state::HealthCheck) {
+    let progress = Arc::new(AtomicI64::new(0));
+    let check = {
+        let progress = progress.clone();
+        app::state::HealthCheck(Arc::new(move || {
+            let last = progress.load(Ordering::Relaxed);
+            let idle = chrono::Utc::now().timestamp() - last;
+            (last != 0 && idle > i64::try_from(WATCH_PATIENCE.as_secs()).unwrap_or(600))
+                .then(|| format!("the ClusterTenant watch made no progress for {idle} s"))
+        }))
+    };
+    let pool = state.pool.clone();
+    let registry = ServiceRegistry { state: state.clone() };
+    let namespace = backend.fleet_namespace().to_owned();
+    let task = tokio::spawn(async move {
+        let elector = opencrane_provision::lease::Elector::new(
+            backend.client().clone(),
+            &namespace,
+            "opencrane-fleet-provisioner",
+            &identity,
+            Duration::from_secs(15),
+        );
+        let work = || {
+            let (pool, backend, progress, registry) = (pool.clone(), backend.clone(), progress.clone(), &registry);
+            async move {
+                let _reset = NotWatching(progress.clone());
+                let never = std::future::pending::<()>;
+                let worker_backend: Arc<dyn Backend> = backend.clone();
+                tokio::join!(
+                    opencrane_provision::worker::run(pool.clone(), worker_backend, never()),
+                    backend.watch_resources(&pool, registry, &progress, never()),
+                );
+            }
+        };
+        elector
+            .run_while_leader(work, async move {
+                let _ = shutdown.wait_for(|s| *s).await;
+            })
+            .await;
+    });
+    (task, check)
 }
 
 /// What every silo served by the dev process shares.
@@ -275,4 +341,114 @@ impl SiloHost for DevSiloHost {
 /// Runs the reconciler for `backend` until `shutdown` resolves.
 pub async fn run(pool: opencrane_db::PgPool, backend: Arc<dyn Backend>, shutdown: impl Future<Output = ()> + Send) {
     opencrane_provision::worker::run(pool, backend, shutdown).await;
+}
+
+/// The service layer as the Kubernetes backend's [`Registry`]: a ClusterTenant resource applied
+/// with kubectl is created, edited or deleted through exactly the functions the console and the
+/// REST API call (same validation, same audit entries), acting as the `controller` service token.
+pub struct ServiceRegistry {
+    /// The fleet's state.
+    pub state: app::state::AppState,
+}
+
+impl ServiceRegistry {
+    fn caller() -> app::state::Caller {
+        app::state::Caller {
+            principal: Some(app::model::principal::Principal::api_token("controller")),
+            request_id: format!("controller-{}", uuid::Uuid::new_v4()),
+            session_id: None,
+        }
+    }
+}
+
+/// What a resource's spec asks for, as the API's create request.
+pub fn create_request(name: &str, spec: &ClusterTenantSpec) -> app::model::cluster_tenant::ClusterTenantCreateRequest {
+    use app::model::cluster_tenant as m;
+    use opencrane_crd::cluster_tenant as crd;
+    m::ClusterTenantCreateRequest {
+        name: name.to_owned(),
+        display_name: spec.display_name.clone(),
+        vanity_domain: spec.vanity_domain.clone(),
+        isolation_tier: Some(match spec.isolation_tier {
+            crd::IsolationTier::Shared => m::IsolationTier::Shared,
+            crd::IsolationTier::DedicatedNodes => m::IsolationTier::DedicatedNodes,
+            crd::IsolationTier::DedicatedCluster => m::IsolationTier::DedicatedCluster,
+        }),
+        compute: Some(m::ComputeRequest {
+            mode: Some(match spec.compute.mode {
+                crd::ComputeMode::Shared => m::ComputeMode::Shared,
+                crd::ComputeMode::Dedicated => m::ComputeMode::Dedicated,
+            }),
+            node_pool: spec.compute.node_pool.clone(),
+        }),
+        resources: Some(m::Resources {
+            quota: Some(spec.resources.quota.as_ref().map_or_else(m::Quota::default, |q| m::Quota {
+                cpu: q.cpu.clone(),
+                memory: q.memory.clone(),
+                pods: q.pods,
+                storage: q.storage.clone(),
+                gpu: q.gpu,
+            })),
+        }),
+        seat_cap: None,
+        owner: spec.owner.as_ref().map(|o| m::OwnerRequest { subject: o.subject.clone(), email: o.email.clone() }),
+        termination_policy: Some(match spec.termination_policy {
+            crd::TerminationPolicy::Retain => m::TerminationPolicy::Retain,
+            crd::TerminationPolicy::Delete => m::TerminationPolicy::Delete,
+        }),
+        silo_version: spec.silo_version.clone(),
+        suspended: Some(spec.suspended),
+    }
+}
+
+fn refusal(error: &app::error::AppError) -> String {
+    match error {
+        app::error::AppError::Validation { fields } => {
+            fields.0.iter().map(|(field, message)| format!("spec.{field}: {message}")).collect::<Vec<_>>().join("; ")
+        }
+        other => other.to_string(),
+    }
+}
+
+#[async_trait::async_trait]
+impl Registry for ServiceRegistry {
+    async fn adopt(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), String> {
+        let created =
+            app::service::cluster_tenants::create(&self.state, &Self::caller(), create_request(name, spec)).await;
+        created
+            .map(|_| tracing::info!(cluster_tenant = name, "adopted a ClusterTenant resource created out of band"))
+            .map_err(|e| refusal(&e))
+    }
+
+    async fn edit(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), String> {
+        let request = create_request(name, spec);
+        let update = app::model::cluster_tenant::ClusterTenantUpdateRequest {
+            display_name: Some(request.display_name),
+            vanity_domain: match request.vanity_domain {
+                Some(domain) => app::model::cluster_tenant::Patch::Set(domain),
+                None => app::model::cluster_tenant::Patch::Clear,
+            },
+            isolation_tier: request.isolation_tier,
+            compute: request.compute,
+            resources: request.resources,
+            seat_cap: app::model::cluster_tenant::Patch::Keep,
+            termination_policy: request.termination_policy,
+            silo_version: match request.silo_version {
+                Some(version) => app::model::cluster_tenant::Patch::Set(version),
+                None => app::model::cluster_tenant::Patch::Clear,
+            },
+            suspended: request.suspended,
+        };
+        app::service::cluster_tenants::update(&self.state, &Self::caller(), name, update)
+            .await
+            .map(|_| ())
+            .map_err(|e| refusal(&e))
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), String> {
+        app::service::cluster_tenants::delete(&self.state, &Self::caller(), name, None)
+            .await
+            .map(|_| ())
+            .map_err(|e| refusal(&e))
+    }
 }

@@ -38,34 +38,46 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     }
     let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
-    let state = fleet_state(
+    let mut state = fleet_state(
         leptos_options(&args.http.site_root, addr, Env::PROD),
         pool,
-        args.platform_base_domain,
+        args.platform_base_domain.clone(),
         args.cluster_tenant_manager_enabled,
         args.billing_enabled,
         auth.0.oidc.is_some(),
     );
     spawn_session_sweeper(state.pool.clone());
-    let backend: std::sync::Arc<dyn opencrane_provision::Backend> = match args.provisioner {
-        crate::provisioner::ProvisionerKind::Kubernetes => {
-            let base = match &state.role {
-                app::state::RoleSettings::Fleet(fleet) => fleet.validation.base_domain.clone(),
-                app::state::RoleSettings::Silo(_) => None,
-            };
-            crate::provisioner::kubernetes_backend(base.as_deref(), args.namespace.as_deref(), &args.cluster).await
-        }
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let provisioning = match args.provisioner {
         crate::provisioner::ProvisionerKind::Local => {
             bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
         }
+        crate::provisioner::ProvisionerKind::Kubernetes => {
+            let base = args.platform_base_domain.as_deref();
+            match crate::provisioner::kubernetes_backend(base, args.namespace.as_deref(), &args.cluster).await {
+                Ok(backend) => {
+                    let identity =
+                        args.cluster.pod_name.clone().unwrap_or_else(|| format!("fleet-{}", uuid::Uuid::new_v4()));
+                    let (task, check) = crate::provisioner::spawn_kubernetes(&state, backend, identity, stop_rx);
+                    state.health = Some(check);
+                    task
+                }
+                Err(unavailable) => {
+                    let mut stop_rx = stop_rx;
+                    tokio::spawn(crate::provisioner::run(
+                        state.pool.clone(),
+                        std::sync::Arc::new(unavailable),
+                        async move {
+                            let _ = stop_rx.wait_for(|s| *s).await;
+                        },
+                    ))
+                }
+            }
+        }
     };
-    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(crate::provisioner::run(state.pool.clone(), backend, async move {
-        let _ = stop_rx.wait_for(|s| *s).await;
-    }));
     let served = serve_role(state, auth, addr, http::shutdown_signal()).await;
     let _ = stop_tx.send(true);
-    let _ = worker.await;
+    let _ = provisioning.await;
     served
 }
 
@@ -131,6 +143,7 @@ pub fn fleet_state(
             validation: ValidationContext { base_domain, dedicated_cluster_available: false },
         }),
         sign_in,
+        health: None,
     }
 }
 
@@ -142,7 +155,13 @@ pub fn silo_state(
     base_domain: Option<String>,
     sign_in: bool,
 ) -> AppState {
-    AppState { leptos_options, pool, role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain }), sign_in }
+    AppState {
+        leptos_options,
+        pool,
+        role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain }),
+        sign_in,
+        health: None,
+    }
 }
 
 /// Sweeps expired sessions every minute (records and index rows).

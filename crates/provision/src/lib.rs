@@ -9,12 +9,14 @@
 //! - [`kubernetes`] is the backend for a cluster (server-side apply, the silo release through
 //!   `opencrane deploy`'s code path);
 //! - [`resource`] maps a row and its steps onto the ClusterTenant custom resource — pure;
+//! - [`lease`] elects the one fleet replica that provisions;
 //! - [`local`] is the backend for `dev` (a database and role per silo on the local PostgreSQL and
 //!   a clustertenant-manager served by the same process); [`worker`] drives the reconciler from
 //!   the fleet database's notifications.
 
 pub mod build;
 pub mod kubernetes;
+pub mod lease;
 pub mod local;
 pub mod probe;
 pub mod reconcile;

@@ -17,6 +17,9 @@ use crate::StepId;
 /// the silo is torn down.
 pub const FINALIZER: &str = "opencrane.io/silo";
 
+/// The annotation saying which generation of the fleet's record the resource's spec came from.
+pub const FLEET_GENERATION: &str = "opencrane.io/fleet-generation";
+
 /// The database's phase spelling as the CRD's enum (`None` for an unknown spelling).
 pub fn phase(stored: &str) -> Option<ClusterTenantPhase> {
     Some(match stored {

@@ -1,4 +1,5 @@
-//! `/healthz` (the process answers) and `/readyz` (and its database does).
+//! `/healthz` (the process answers) and `/readyz` (and its database does, and — on a leading
+//! fleet-manager — its ClusterTenant watch makes progress).
 
 use app::state::AppState;
 use axum::{Json, extract::State, http::StatusCode, response::IntoResponse};
@@ -9,11 +10,15 @@ pub async fn healthz() -> impl IntoResponse {
     Json(json!({"status": "ok"}))
 }
 
-/// Readiness: the role's database answers `SELECT 1` within 2 s.
+/// Readiness: the role's database answers `SELECT 1` within 2 s, and the extra check (if any)
+/// reports no problem.
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    if opencrane_db::ping(&state.pool).await {
-        (StatusCode::OK, Json(json!({"status": "ok", "db": true})))
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "degraded", "db": false})))
+    let db = opencrane_db::ping(&state.pool).await;
+    let problem = state.health.as_ref().and_then(|check| (check.0)());
+    match (db, problem) {
+        (true, None) => (StatusCode::OK, Json(json!({"status": "ok", "db": true}))),
+        (db, problem) => {
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "degraded", "db": db, "problem": problem})))
+        }
     }
 }

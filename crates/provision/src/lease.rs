@@ -1,0 +1,137 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, so that only one fleet-manager replica
+//! provisions (and mirrors, and adopts) at a time. The holder renews every third of the lease
+//! duration; another replica takes over only after the lease expired, and every write carries
+//! the resourceVersion it read, so two candidates can never both win (the loser gets 409).
+
+use std::time::Duration;
+
+use k8s_openapi::{
+    api::coordination::v1::{Lease, LeaseSpec},
+    apimachinery::pkg::apis::meta::v1::MicroTime,
+};
+use kube::{
+    Api, Client,
+    api::{ObjectMeta, PostParams},
+};
+
+/// One candidate.
+pub struct Elector {
+    api: Api<Lease>,
+    name: String,
+    identity: String,
+    duration: Duration,
+}
+
+fn micro_now() -> MicroTime {
+    MicroTime(k8s_openapi::jiff::Timestamp::now())
+}
+
+impl Elector {
+    /// A candidate `identity` (the pod name) for the lease `name` in `namespace`.
+    pub fn new(client: Client, namespace: &str, name: &str, identity: &str, duration: Duration) -> Self {
+        Self { api: Api::namespaced(client, namespace), name: name.into(), identity: identity.into(), duration }
+    }
+
+    /// How often the holder renews.
+    pub fn renew_every(&self) -> Duration {
+        self.duration / 3
+    }
+
+    fn spec(&self, transitions: i32) -> LeaseSpec {
+        LeaseSpec {
+            holder_identity: Some(self.identity.clone()),
+            lease_duration_seconds: i32::try_from(self.duration.as_secs()).ok(),
+            acquire_time: Some(micro_now()),
+            renew_time: Some(micro_now()),
+            lease_transitions: Some(transitions),
+            ..LeaseSpec::default()
+        }
+    }
+
+    /// Takes or renews the lease; `Ok(true)` while this candidate holds it.
+    pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
+        let current = match self.api.get_opt(&self.name).await? {
+            Some(lease) => lease,
+            None => {
+                let lease = Lease {
+                    metadata: ObjectMeta { name: Some(self.name.clone()), ..ObjectMeta::default() },
+                    spec: Some(self.spec(0)),
+                };
+                return match self.api.create(&PostParams::default(), &lease).await {
+                    Ok(_) => Ok(true),
+                    Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+                    Err(e) => Err(e),
+                };
+            }
+        };
+        let spec = current.spec.clone().unwrap_or_default();
+        let mine = spec.holder_identity.as_deref() == Some(self.identity.as_str());
+        let expired = match (&spec.renew_time, spec.lease_duration_seconds) {
+            (Some(renewed), Some(seconds)) => {
+                let age = k8s_openapi::jiff::Timestamp::now().duration_since(renewed.0);
+                age.as_secs() >= i64::from(seconds)
+            }
+            _ => true,
+        };
+        if !mine && !expired {
+            return Ok(false);
+        }
+        let transitions = spec.lease_transitions.unwrap_or(0) + i32::from(!mine);
+        let mut next = current.clone();
+        let mut new_spec = self.spec(transitions);
+        if mine {
+            new_spec.acquire_time = spec.acquire_time.clone();
+        }
+        next.spec = Some(new_spec);
+        // `replace` sends the resourceVersion read above: a concurrent writer makes this 409.
+        match self.api.replace(&self.name, &PostParams::default(), &next).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs `work` while this candidate holds the lease; stops it when the lease is lost (and
+    /// competes again), and returns when `shutdown` resolves.
+    pub async fn run_while_leader<F, Fut>(&self, mut work: F, shutdown: impl Future<Output = ()>)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        tokio::pin!(shutdown);
+        loop {
+            // Candidate: try until this replica leads.
+            loop {
+                match self.try_acquire_or_renew().await {
+                    Ok(true) => break,
+                    Ok(false) => {}
+                    Err(err) => tracing::warn!(error = %err, lease = %self.name, "leader election failed; retrying"),
+                }
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(self.renew_every()) => {}
+                }
+            }
+            tracing::info!(identity = %self.identity, lease = %self.name, "leading: provisioning runs on this replica");
+            // Leader: work, renewing; stop working the moment a renewal is not confirmed.
+            let renewals = async {
+                loop {
+                    tokio::time::sleep(self.renew_every()).await;
+                    match self.try_acquire_or_renew().await {
+                        Ok(true) => {}
+                        Ok(false) => return,
+                        Err(err) => {
+                            tracing::warn!(error = %err, "lease renewal failed; stepping down");
+                            return;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                () = &mut shutdown => return,
+                () = work() => return,
+                () = renewals => tracing::warn!(identity = %self.identity, "lost the lease; provisioning stops here"),
+            }
+        }
+    }
+}

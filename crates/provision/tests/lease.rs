@@ -1,0 +1,60 @@
+//! Leader election against the fake API server (`opencrane-fake-kube`): exactly one holder, no
+//! takeover before expiry, takeover after it, and a concurrent race has one winner.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::{Api, api::PostParams};
+use opencrane_fake_kube::FakeApiServer;
+use opencrane_provision::{kubernetes::client_for, lease::Elector};
+
+async fn setup() -> (FakeApiServer, kube::Client) {
+    let fake = FakeApiServer::start().await.unwrap();
+    let client = client_for(&fake.url(), Duration::from_secs(2)).unwrap();
+    let ns: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": "opencrane-system"}})).unwrap();
+    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.unwrap();
+    (fake, client)
+}
+
+#[tokio::test]
+async fn one_holder_until_the_lease_expires_then_another_takes_over() {
+    let (_fake, client) = setup().await;
+    let lease = Duration::from_secs(2);
+    let a = Elector::new(client.clone(), "opencrane-system", "opencrane-fleet", "pod-a", lease);
+    let b = Elector::new(client.clone(), "opencrane-system", "opencrane-fleet", "pod-b", lease);
+    assert!(a.try_acquire_or_renew().await.unwrap());
+    assert!(!b.try_acquire_or_renew().await.unwrap(), "held and fresh: no takeover");
+    assert!(a.try_acquire_or_renew().await.unwrap(), "the holder renews");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(b.try_acquire_or_renew().await.unwrap(), "expired: taken over");
+    assert!(!a.try_acquire_or_renew().await.unwrap(), "the old holder has lost it");
+}
+
+#[tokio::test]
+async fn a_race_for_a_free_lease_has_one_winner() {
+    let (_fake, client) = setup().await;
+    let electors: Vec<Elector> = (0..5)
+        .map(|i| Elector::new(client.clone(), "opencrane-system", "race", &format!("pod-{i}"), Duration::from_secs(30)))
+        .collect();
+    let results = futures_util::future::join_all(electors.iter().map(Elector::try_acquire_or_renew)).await;
+    let winners = results.into_iter().filter(|r| matches!(r, Ok(true))).count();
+    assert_eq!(winners, 1);
+}
+
+#[tokio::test]
+async fn work_runs_only_while_leading() {
+    let (_fake, client) = setup().await;
+    let holder = Elector::new(client.clone(), "opencrane-system", "work", "pod-a", Duration::from_secs(30));
+    assert!(holder.try_acquire_or_renew().await.unwrap());
+    let candidate = Elector::new(client.clone(), "opencrane-system", "work", "pod-b", Duration::from_secs(30));
+    let started = std::sync::atomic::AtomicBool::new(false);
+    candidate
+        .run_while_leader(
+            || async { started.store(true, std::sync::atomic::Ordering::SeqCst) },
+            tokio::time::sleep(Duration::from_millis(300)),
+        )
+        .await;
+    assert!(!started.load(std::sync::atomic::Ordering::SeqCst), "a candidate that does not hold the lease never works");
+}
