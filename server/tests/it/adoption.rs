@@ -29,7 +29,7 @@ async fn backend(fake: &FakeApiServer) -> (Arc<KubernetesBackend>, kube::Client)
     (Arc::new(KubernetesBackend::new(client.clone(), settings)), client)
 }
 
-fn resource(name: &str, extra: serde_json::Value) -> serde_json::Value {
+fn resource(name: &str, extra: &serde_json::Value) -> serde_json::Value {
     let mut spec = json!({
         "displayName": "Acme Corp", "isolationTier": "shared", "compute": {"mode": "shared"},
         "resources": {"quota": {"cpu": "4"}}, "owner": {"subject": "otto"}, "terminationPolicy": "Delete",
@@ -62,7 +62,7 @@ async fn a_resource_created_with_kubectl_is_adopted_like_an_api_create(pool: PgP
     let kubectl = PatchParams::apply("kubectl");
 
     // kubectl apply → adopted.
-    let applied = resources.patch("acme", &kubectl, &Patch::Apply(resource("acme", json!({})))).await.unwrap();
+    let applied = resources.patch("acme", &kubectl, &Patch::Apply(resource("acme", &json!({})))).await.unwrap();
     backend.observe_resource(&db, &registry, &applied).await.unwrap();
     let adopted = opencrane_fleet_db::cluster_tenants::get(&db, "acme").await.unwrap();
 
@@ -91,7 +91,7 @@ async fn a_resource_created_with_kubectl_is_adopted_like_an_api_create(pool: PgP
     // Mirrored, then edited with kubectl → the record follows.
     backend.publish(&db, "acme").await.unwrap();
     let edited = resources
-        .patch("acme", &kubectl, &Patch::Apply(resource("acme", json!({"displayName": "Acme Renamed"}))))
+        .patch("acme", &kubectl, &Patch::Apply(resource("acme", &json!({"displayName": "Acme Renamed"}))))
         .await
         .unwrap();
     backend.observe_resource(&db, &registry, &edited).await.unwrap();
@@ -125,13 +125,13 @@ async fn an_invalid_resource_is_refused_in_its_status_with_the_field_named(pool:
     let fake = FakeApiServer::start().await.unwrap();
     let (backend, client) = backend(&fake).await;
     let resources: Api<ClusterTenant> = Api::all(client);
-    let bad = resource("acme", json!({"resources": {"quota": {"cpu": "lots"}}}));
+    let bad = resource("acme", &json!({"resources": {"quota": {"cpu": "lots"}}}));
     let applied = resources.patch("acme", &PatchParams::apply("kubectl"), &Patch::Apply(bad)).await.unwrap();
     backend.observe_resource(&db, &registry, &applied).await.unwrap();
     let status = resources.get("acme").await.unwrap().status.unwrap();
     assert!(status.message.unwrap_or_default().contains("spec.resources.quota.cpu"));
     assert!(matches!(opencrane_fleet_db::cluster_tenants::get(&db, "acme").await, Err(opencrane_db::Error::NotFound)));
-    let ownerless = resource("beta", json!({"owner": null}));
+    let ownerless = resource("beta", &json!({"owner": null}));
     let applied = resources.patch("beta", &PatchParams::apply("kubectl"), &Patch::Apply(ownerless)).await.unwrap();
     backend.observe_resource(&db, &registry, &applied).await.unwrap();
     let status = resources.get("beta").await.unwrap().status.unwrap();
