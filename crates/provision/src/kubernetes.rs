@@ -62,6 +62,7 @@ impl KubernetesSettings {
 pub struct KubernetesBackend {
     client: Client,
     settings: KubernetesSettings,
+    events: kube::runtime::events::Recorder,
 }
 
 /// The release name every silo gets.
@@ -137,7 +138,9 @@ fn not_found(err: &kube::Error) -> bool {
 impl KubernetesBackend {
     /// A backend on `client`.
     pub fn new(client: Client, settings: KubernetesSettings) -> Self {
-        Self { client, settings }
+        let reporter = kube::runtime::events::Reporter { controller: FIELD_MANAGER.into(), instance: None };
+        let events = kube::runtime::events::Recorder::new(client.clone(), reporter);
+        Self { client, settings, events }
     }
 
     /// The client (for leader election on the same connection).
@@ -539,6 +542,9 @@ impl KubernetesBackend {
         let generation = resource.metadata.generation.unwrap_or(1);
         let steps = opencrane_fleet_db::provisioning::steps(pool, name).await.map_err(|e| e.to_string())?;
         let status = crate::resource::status_from_row(&row, &steps, generation);
+        let before = resource.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
+        let action = if row.deletion_requested_at.is_some() { "Teardown" } else { "Provision" };
+        self.record_transitions(&resource, &before, &status.conditions, action).await;
         if resource.status.as_ref() != Some(&status) {
             let patch = serde_json::json!({ "status": status });
             api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -546,11 +552,79 @@ impl KubernetesBackend {
                 .map_err(|e| failure("writing the ClusterTenant status", &e).message)?;
         }
         if row.deletion_requested_at.is_some() && resource.metadata.deletion_timestamp.is_none() {
+            let note = format!("Deletion started; terminationPolicy {}.", row.termination_policy);
+            self.record(&resource, "DeletionStarted", &note, "Teardown").await;
             api.delete(name, &DeleteParams::default())
                 .await
                 .map_err(|e| failure("deleting the ClusterTenant resource", &e).message)?;
         }
         Ok(())
+    }
+
+    /// One Kubernetes Event per step whose condition changed (status or reason), on the
+    /// resource: `kubectl describe clustertenant <name>` tells the provisioning story. Best
+    /// effort: a failed event is logged, never a failed reconcile.
+    async fn record_transitions(
+        &self,
+        resource: &opencrane_crd::cluster_tenant::ClusterTenant,
+        before: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
+        after: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
+        action: &str,
+    ) {
+        use kube::{
+            Resource as _,
+            runtime::events::{Event, EventType},
+        };
+        let reference = resource.object_ref(&());
+        for condition in after {
+            let previous = before.iter().find(|c| c.type_ == condition.type_);
+            let changed = previous.map(|p| (p.status.as_str(), p.reason.as_str()))
+                != Some((condition.status.as_str(), condition.reason.as_str()));
+            if !changed || (previous.is_none() && condition.reason == "NotStarted") {
+                continue;
+            }
+            let failed =
+                condition.status == "False" && !matches!(condition.reason.as_str(), "Removed" | "Retained" | "Waiting");
+            let note: String = format!("{}: {}", condition.type_, condition.message).chars().take(1024).collect();
+            let event = Event {
+                type_: if failed { EventType::Warning } else { EventType::Normal },
+                // The step in the reason: kube-runtime folds events with equal reasons into one series.
+                reason: format!("{}{}", condition.type_.trim_end_matches("Ready"), condition.reason)
+                    .chars()
+                    .take(128)
+                    .collect(),
+                note: Some(note),
+                action: action.into(),
+                secondary: None,
+            };
+            if let Err(err) = self.events.publish(&event, &reference).await {
+                tracing::debug!(error = %err, "could not record an event");
+            }
+        }
+    }
+
+    /// One Normal event on the resource (best effort).
+    async fn record(
+        &self,
+        resource: &opencrane_crd::cluster_tenant::ClusterTenant,
+        reason: &str,
+        note: &str,
+        action: &str,
+    ) {
+        use kube::{
+            Resource as _,
+            runtime::events::{Event, EventType},
+        };
+        let event = Event {
+            type_: EventType::Normal,
+            reason: reason.into(),
+            note: Some(note.into()),
+            action: action.into(),
+            secondary: None,
+        };
+        if let Err(err) = self.events.publish(&event, &resource.object_ref(&())).await {
+            tracing::debug!(error = %err, "could not record an event");
+        }
     }
 
     /// Drops the fleet's finalizer (keeping any other) and deletes the resource.
@@ -566,6 +640,8 @@ impl KubernetesBackend {
         };
         let finalizers = resource.metadata.finalizers.clone().unwrap_or_default();
         if finalizers.iter().any(|f| f == crate::resource::FINALIZER) {
+            self.record(&resource, "TornDown", "The silo is torn down; the fleet released the resource.", "Teardown")
+                .await;
             let rest: Vec<&String> = finalizers.iter().filter(|f| *f != crate::resource::FINALIZER).collect();
             // The resourceVersion makes this a compare-and-swap: another writer's change wins.
             let patch = serde_json::json!({

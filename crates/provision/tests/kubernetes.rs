@@ -65,6 +65,13 @@ async fn rig(test: &str) -> Rig {
     settings.tools = fakes.tools();
     settings.readiness_url = silo_stand_in(ready.clone()).await;
     let backend = KubernetesBackend::new(client.clone(), settings);
+    // Events about cluster-scoped objects go to `default`, which a cluster always has.
+    let default: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(&PostParams::default(), &default)
+        .await
+        .unwrap();
     Rig { fake, fakes, backend, client, ready }
 }
 
@@ -128,6 +135,11 @@ async fn until_converged(pool: &PgPool, rig: &Rig, name: &str) -> Vec<Outcome> {
     panic!("{name} did not converge: {seen:?}");
 }
 
+/// What exists besides the cluster's own `default` namespace and the events in it.
+fn silo_objects(fake: &FakeApiServer) -> Vec<String> {
+    fake.inventory().into_iter().filter(|p| !p.contains("namespaces/default")).collect()
+}
+
 fn helm_calls(fakes: &Fakes, verb: &str) -> usize {
     fakes.calls().iter().filter(|(tool, args, _)| tool == "helm" && args.iter().any(|a| a == verb)).count()
 }
@@ -158,7 +170,7 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
         "apis/postgresql.cnpg.io/v1/namespaces/opencrane-acme/clusters/opencrane-silo-db".to_owned(),
     ];
     expected.sort();
-    let mut inventory = rig.fake.inventory();
+    let mut inventory = silo_objects(&rig.fake);
     inventory.sort();
     assert_eq!(inventory, expected);
     let applied = rig.fake.object("/api/v1/namespaces/opencrane-acme").unwrap();
@@ -175,8 +187,7 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     // Converged: another reconcile re-applies (no-op) and re-checks, changes no object, runs no
     // Helm upgrade and writes nothing to the fleet database.
     let versions = |fake: &FakeApiServer| -> Vec<String> {
-        let mut all: Vec<String> = fake
-            .inventory()
+        let mut all: Vec<String> = silo_objects(fake)
             .iter()
             .map(|p| fake.object(&format!("/{p}")).unwrap()["metadata"]["resourceVersion"].to_string())
             .collect();
@@ -233,7 +244,7 @@ async fn a_fault_at_each_step_is_reported_there_and_converges_without_duplicates
             provisioning::request_retry(&pool, &name, Some(step.as_str())).await.unwrap();
             until_converged(&pool, &rig, &name).await;
             let mut kinds: Vec<String> =
-                rig.fake.inventory().iter().map(|p| p.rsplit('/').nth(1).unwrap().to_owned()).collect();
+                silo_objects(&rig.fake).iter().map(|p| p.rsplit('/').nth(1).unwrap().to_owned()).collect();
             kinds.sort();
             let mut unique = kinds.clone();
             unique.dedup();
@@ -312,7 +323,7 @@ async fn deleting_at_any_step_leaves_nothing_but_what_retain_keeps(pool: PgPool)
                 }
             }
             assert_eq!(outcome, Outcome::Deleted, "{name}");
-            let left = rig.fake.inventory();
+            let left = silo_objects(&rig.fake);
             let database_made = i >= 3;
             let kept: Vec<String> = if policy == "Retain" && database_made {
                 let ns = format!("opencrane-{name}");
@@ -386,5 +397,31 @@ async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_
     assert_eq!(outcome, Outcome::Deleted);
     rig.backend.publish(&pool, "acme").await.unwrap();
     assert!(resources.get("acme").await.unwrap_err().to_string().contains("404"), "the resource is gone");
-    assert!(rig.fake.inventory().is_empty(), "{:?}", rig.fake.inventory());
+    assert!(silo_objects(&rig.fake).is_empty(), "{:?}", rig.fake.inventory());
+    // `kubectl describe` tells the story: an event per step transition, warnings for none here.
+    let events: Vec<String> =
+        rig.fake.inventory().into_iter().filter(|p| p.contains("namespaces/default/events/")).collect();
+    let reasons: Vec<String> = events
+        .iter()
+        .filter_map(|p| rig.fake.object(&format!("/{p}")))
+        .map(|e| e["reason"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    for expected in [
+        "NamespaceApplied",
+        "DatabaseStarting",
+        "DatabaseReady",
+        "ReleaseInstalled",
+        "SiloReady",
+        "DeletionStarted",
+        "TornDown",
+    ] {
+        assert!(reasons.iter().any(|r| r == expected), "no {expected} event in {reasons:?}");
+    }
+    let database = events
+        .iter()
+        .filter_map(|p| rig.fake.object(&format!("/{p}")))
+        .find(|e| e["reason"] == "DatabaseStarting")
+        .unwrap();
+    assert_eq!(database["regarding"]["kind"], "ClusterTenant");
+    assert!(database["note"].as_str().unwrap().contains("CloudNativePG"), "{database}");
 }
