@@ -68,11 +68,92 @@ pub async fn pull_once(
     Ok(members.len())
 }
 
-/// Pulls on start and every [`INTERVAL`] until `stop` turns true; `first` is told when the first
-/// pull finished (successfully or not).
+/// Learns the silo's own ClusterTenant from the fleet (`GET …/cluster-tenants/<name>`).
+pub async fn pull_own(
+    client: &openidconnect::reqwest::Client,
+    link: &FleetLink,
+    cluster_tenant: &str,
+    pool: &PgPool,
+) -> anyhow::Result<()> {
+    let url = format!("{}/api/internal/cluster-tenants/{cluster_tenant}", link.url.trim_end_matches('/'));
+    let response = client
+        .get(&url)
+        .bearer_auth(&link.token)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .with_context(|| format!("GET {url}"))?;
+    if !response.status().is_success() {
+        bail!("GET {url} answered {}", response.status());
+    }
+    let body = response.bytes().await.with_context(|| format!("reading the answer of {url}"))?;
+    let own: app::service::cluster_tenants::SiloSelf =
+        serde_json::from_slice(&body).with_context(|| format!("decoding the answer of {url}"))?;
+    if own.name != cluster_tenant {
+        bail!("the fleet answered for {} instead of {cluster_tenant}", own.name);
+    }
+    let learnt = Learnt {
+        display_name: own.display_name,
+        phase: own.phase,
+        suspended: own.suspended,
+        vanity_domain: own.vanity_domain,
+        source: "fleet",
+    };
+    store_own(pool, cluster_tenant, learnt).await
+}
+
+/// Learns the silo's own ClusterTenant from its custom resource (the silo's ClusterRole may read
+/// exactly that one).
+pub async fn read_own_resource(
+    client: &opencrane_provision::kubernetes::Client,
+    cluster_tenant: &str,
+    pool: &PgPool,
+) -> anyhow::Result<()> {
+    let resource = opencrane_provision::kubernetes::read_cluster_tenant(client, cluster_tenant)
+        .await
+        .map_err(|e| anyhow::anyhow!("reading ClusterTenant {cluster_tenant}: {e}"))?;
+    let phase =
+        resource.status.as_ref().and_then(|s| s.phase).map_or("pending", opencrane_provision::resource::stored_phase);
+    let learnt = Learnt {
+        display_name: resource.spec.display_name,
+        phase: phase.to_owned(),
+        suspended: resource.spec.suspended,
+        vanity_domain: resource.spec.vanity_domain,
+        source: "resource",
+    };
+    store_own(pool, cluster_tenant, learnt).await
+}
+
+/// What the silo learnt about itself.
+struct Learnt {
+    display_name: String,
+    phase: String,
+    suspended: bool,
+    vanity_domain: Option<String>,
+    source: &'static str,
+}
+
+async fn store_own(pool: &PgPool, name: &str, learnt: Learnt) -> anyhow::Result<()> {
+    let own = opencrane_silo_db::own::OwnClusterTenant {
+        name: name.to_owned(),
+        display_name: learnt.display_name,
+        phase: learnt.phase,
+        suspended: learnt.suspended,
+        vanity_domain: learnt.vanity_domain,
+        source: learnt.source.to_owned(),
+        updated_at: chrono::Utc::now(),
+    };
+    let mut conn = pool.acquire().await?;
+    opencrane_silo_db::own::store(&mut conn, &own).await?;
+    Ok(())
+}
+
+/// Pulls on start and every [`INTERVAL`] until `stop` turns true: the members from the fleet, and
+/// the silo's own ClusterTenant from its resource when running in a cluster, else from the fleet.
 pub fn spawn(link: FleetLink, cluster_tenant: String, pool: PgPool, mut stop: watch::Receiver<bool>) {
     tokio::spawn(async move {
         let client = openidconnect::reqwest::Client::new();
+        let kube = opencrane_provision::kubernetes::in_cluster_client().await;
         loop {
             match pull_once(&client, &link, &cluster_tenant, &pool).await {
                 Ok(n) => {
@@ -81,6 +162,13 @@ pub fn spawn(link: FleetLink, cluster_tenant: String, pool: PgPool, mut stop: wa
                 Err(err) => {
                     tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "membership pull failed; keeping the local rows")
                 }
+            }
+            let own = match &kube {
+                Some(kube) => read_own_resource(kube, &cluster_tenant, &pool).await,
+                None => pull_own(&client, &link, &cluster_tenant, &pool).await,
+            };
+            if let Err(err) = own {
+                tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "could not learn the silo's own ClusterTenant");
             }
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => break,

@@ -16,6 +16,27 @@ pub struct SiloSummary {
     pub active_members: i64,
     /// Audit entries recorded.
     pub audit_entries: i64,
+    /// What the silo learnt about its own ClusterTenant (none until the first sync).
+    #[serde(default)]
+    pub own: Option<OwnClusterTenant>,
+}
+
+/// The silo's own ClusterTenant, as its read-model holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnClusterTenant {
+    /// Display name.
+    pub display_name: String,
+    /// Phase.
+    pub phase: super::cluster_tenant::Phase,
+    /// Suspended.
+    pub suspended: bool,
+    /// Vanity host.
+    pub vanity_domain: Option<String>,
+    /// `resource` (its custom resource) or `fleet`.
+    pub source: String,
+    /// When it was learnt.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// A member as projected from the fleet.

@@ -458,3 +458,45 @@ pub async fn members_for_silo(state: &AppState, caller: &Caller, name: &str) -> 
     let rows = memberships::list(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
     Ok(rows.into_iter().map(|m| SiloMember { subject: m.subject, role: m.role, status: m.status }).collect())
 }
+
+/// What a silo learns about its own ClusterTenant (`GET /api/internal/cluster-tenants/{name}`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiloSelf {
+    /// Name.
+    pub name: String,
+    /// Display name.
+    pub display_name: String,
+    /// Phase (stored spelling).
+    pub phase: String,
+    /// Suspended.
+    pub suspended: bool,
+    /// Vanity host.
+    pub vanity_domain: Option<String>,
+}
+
+/// One ClusterTenant's own facts, for its silo. Platform operators' tokens only.
+pub async fn silo_self(state: &AppState, caller: &Caller, name: &str) -> Result<SiloSelf, AppError> {
+    settings(state)?;
+    match caller.principal.as_ref() {
+        Some(p) if p.is_platform_operator => {}
+        Some(_) => {
+            return Err(AppError::Forbidden {
+                code: "FORBIDDEN".into(),
+                message: "Only the platform's service token may read a silo's own record.".into(),
+            });
+        }
+        None => return Err(authorize(None, Action::ReadClusterTenant(name)).err().unwrap_or_else(|| not_found(name))),
+    }
+    let row = db::get(&state.pool, name).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    Ok(SiloSelf {
+        name: row.name,
+        display_name: row.display_name,
+        phase: row.phase,
+        suspended: row.suspended,
+        vanity_domain: row.vanity_domain,
+    })
+}

@@ -7,7 +7,10 @@ use super::db_failure;
 use crate::{
     authz::{Action, authorize},
     error::AppError,
-    model::silo::{Member, SiloSummary},
+    model::{
+        cluster_tenant::Phase,
+        silo::{Member, OwnClusterTenant, SiloSummary},
+    },
     state::{AppState, Caller},
 };
 
@@ -17,6 +20,18 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<SiloSummary, 
     authorize(caller.principal.as_ref(), Action::ViewSilo(&silo.cluster_tenant))?;
     let members = memberships::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
     let audit_entries = audit::count(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    let own =
+        opencrane_silo_db::own::get(&state.pool, &silo.cluster_tenant).await.map_err(|e| db_failure(caller, e))?;
+    let own = own.and_then(|o| {
+        Some(OwnClusterTenant {
+            display_name: o.display_name,
+            phase: Phase::parse(&o.phase)?,
+            suspended: o.suspended,
+            vanity_domain: o.vanity_domain,
+            source: o.source,
+            updated_at: o.updated_at,
+        })
+    });
     let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
     Ok(SiloSummary {
         cluster_tenant: silo.cluster_tenant.clone(),
@@ -24,6 +39,7 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<SiloSummary, 
         members: count(members.len()),
         active_members: count(members.iter().filter(|m| m.status == "active").count()),
         audit_entries,
+        own,
     })
 }
 

@@ -10,8 +10,9 @@
 
 use std::{path::PathBuf, time::Duration};
 
+pub use kube::Client;
 use kube::{
-    Api, Client,
+    Api,
     api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams},
 };
 use serde_json::Value;
@@ -772,4 +773,21 @@ impl KubernetesBackend {
             }
         }
     }
+}
+
+/// The in-cluster client, when this process runs in a pod (never the developer's kube context).
+pub async fn in_cluster_client() -> Option<Client> {
+    let config = kube::Config::incluster().ok()?;
+    Client::try_from(config).ok()
+}
+
+/// One ClusterTenant resource.
+pub async fn read_cluster_tenant(
+    client: &Client,
+    name: &str,
+) -> Result<opencrane_crd::cluster_tenant::ClusterTenant, String> {
+    Api::<opencrane_crd::cluster_tenant::ClusterTenant>::all(client.clone())
+        .get(name)
+        .await
+        .map_err(|e| failure("reading the ClusterTenant resource", &e).message)
 }

@@ -6,6 +6,7 @@
 
 pub mod access_tokens;
 pub mod memberships;
+pub mod own;
 
 #[cfg(test)]
 mod tests;

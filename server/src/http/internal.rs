@@ -1,5 +1,6 @@
 //! The fleet's internal API under `/api/internal`, for silos (bearer `OPENCRANE_API_TOKEN`):
-//! `GET /cluster-tenants/{name}/members` feeds a silo's membership read-model.
+//! `GET /cluster-tenants/{name}/members` feeds a silo's membership read-model and
+//! `GET /cluster-tenants/{name}` its read-model of its own ClusterTenant.
 
 use app::{
     service,
@@ -16,7 +17,10 @@ use super::error::{ApiError, ApiResult, api_not_found};
 
 /// The internal router (fleet only).
 pub fn router() -> Router<AppState> {
-    Router::new().route("/cluster-tenants/{name}/members", get(members)).fallback(api_not_found)
+    Router::new()
+        .route("/cluster-tenants/{name}", get(own))
+        .route("/cluster-tenants/{name}/members", get(members))
+        .fallback(api_not_found)
 }
 
 async fn members(
@@ -26,4 +30,9 @@ async fn members(
 ) -> Result<Response, ApiError> {
     let members = service::cluster_tenants::members_for_silo(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(members).into_response())
+}
+
+async fn own(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
+    let own = service::cluster_tenants::silo_self(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(own).into_response())
 }

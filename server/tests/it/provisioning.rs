@@ -54,6 +54,12 @@ async fn the_members_endpoint_answers_one_customer_to_operator_tokens_only(pool:
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert_eq!(send(&fleet, Method::GET, "/api/internal/other", None, true).await.status, StatusCode::NOT_FOUND);
 
+    // Its own record, under the same rule.
+    let own = send(&fleet, Method::GET, "/api/internal/cluster-tenants/acme", None, true).await;
+    assert_eq!(own.json()["displayName"], "Acme");
+    let refused = send_as(&fleet, Method::GET, "/api/internal/cluster-tenants/acme", None, &owner).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+
     // A customer being deleted has no members any more.
     opencrane_fleet_db::provisioning::request_deletion(&db, "acme").await.unwrap();
     assert_eq!(send(&fleet, Method::GET, path, None, true).await.json(), serde_json::json!([]));
@@ -88,6 +94,14 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
     let got: Vec<(&str, &str, &str)> =
         rows.iter().map(|r| (r.subject.as_str(), r.role.as_str(), r.status.as_str())).collect();
     assert_eq!(got, [("otto", "owner", "active"), ("mia", "member", "suspended")]);
+
+    // The silo learns its own ClusterTenant from the fleet too, and the overview shows it.
+    opencrane::sync::pull_own(&client, &link, "acme", &silo_db).await.unwrap();
+    let own = opencrane_silo_db::own::get(&silo_db, "acme").await.unwrap().unwrap();
+    assert_eq!((own.display_name.as_str(), own.phase.as_str(), own.source.as_str()), ("Acme", "pending", "fleet"));
+    let silo = support::silo(silo_db.clone(), true);
+    let overview = send(&silo, Method::POST, "/api/silo/overview", Some("{}"), true).await;
+    assert_eq!(overview.json()["own"]["displayName"], "Acme", "{}", overview.text);
 
     // A wrong token is refused and changes nothing.
     let wrong = opencrane::sync::FleetLink { token: "not-the-token-at-all".into(), ..link.clone() };

@@ -5,7 +5,11 @@ use leptos_meta::Title;
 
 use crate::{
     api::silo::silo_overview,
-    components::{feedback::ErrorView, format::thousands, layout::PageHeader},
+    components::{
+        feedback::{ErrorView, Notice, PhaseBadge},
+        format::{thousands, timestamp},
+        layout::PageHeader,
+    },
 };
 
 /// The silo overview page.
@@ -19,9 +23,14 @@ pub fn SiloOverviewPage() -> impl IntoView {
                     Ok(o) => {
                         view! {
                             <PageHeader
-                                title=o.cluster_tenant.clone()
+                                title=o.own.as_ref().map_or_else(|| o.cluster_tenant.clone(), |own| own.display_name.clone())
                                 description="This silo's own console. Its database and planes serve this customer only."
                             />
+                            {o.own.as_ref().filter(|own| own.suspended).map(|_| view! {
+                                <Notice tone="warn">
+                                    "This customer is suspended: its sign-ins are blocked. Ask the platform operator to resume it."
+                                </Notice>
+                            })}
                             <div class="cards">
                                 <section class="card">
                                     <h2>"Silo"</h2>
@@ -30,6 +39,18 @@ pub fn SiloOverviewPage() -> impl IntoView {
                                         <dd class="mono">{o.cluster_tenant.clone()}</dd>
                                         <dt>"Namespace"</dt>
                                         <dd class="mono">{o.namespace.clone()}</dd>
+                                        {o.own.clone().map(|own| view! {
+                                            <dt>"Phase"</dt>
+                                            <dd><PhaseBadge phase=own.phase /></dd>
+                                            <dt>"Vanity host"</dt>
+                                            <dd class="mono">{own.vanity_domain.unwrap_or_else(|| "–".into())}</dd>
+                                            <dt>"Learnt"</dt>
+                                            <dd class="muted">{format!(
+                                                "from the {} at {}",
+                                                if own.source == "resource" { "ClusterTenant resource" } else { "fleet" },
+                                                timestamp(own.updated_at)
+                                            )}</dd>
+                                        })}
                                     </dl>
                                 </section>
                                 <section class="card">
