@@ -51,6 +51,9 @@ impl StepSuccess {
 /// How long a waiting step waits before the next look.
 pub const WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long a step may wait in total before it counts as failed.
+pub const WAIT_LIMIT: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
 /// A step failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}: {message}")]
@@ -222,6 +225,22 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
         }
         let started = std::time::Instant::now();
         match backend.converge(step, &desired, unchanged(step)).await {
+            Ok(success)
+                if success.state == StepState::Running
+                    && stored
+                        .get(step.as_str())
+                        .filter(|r| r.state == "running" && r.generation == generation)
+                        .and_then(|r| r.started_at)
+                        .is_some_and(|since| Utc::now() - since > WAIT_LIMIT) =>
+            {
+                // A wait that never ends is a failure, with what it was waiting for.
+                let failure = StepFailure::new(
+                    "StillWaiting",
+                    format!("{} (for more than {} minutes)", success.message, WAIT_LIMIT.num_minutes()),
+                    "Check what the step waits for (the message says), then Retry the step.",
+                );
+                return fail(pool, backend, &current, &bound, step, index, &failure, began).await;
+            }
             Ok(success) if success.state == StepState::Running => {
                 let mut waiting = row(step, StepState::Running, &success.reason, &success.message, generation);
                 waiting.started_at = stored
@@ -265,45 +284,7 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
                 provisioning::put_step(pool, name, &done).await?;
                 tracing::debug!(cluster_tenant = name, step = step.as_str(), elapsed = ?started.elapsed(), "step converged");
             }
-            Err(failure) => {
-                tracing::warn!(cluster_tenant = name, step = step.as_str(), reason = %failure.reason, message = %failure.message, "step failed");
-                let mut failed = row(step, StepState::Failed, &failure.reason, &failure.message, generation);
-                failed.action = Some(failure.action.clone());
-                failed.started_at = Some(began);
-                provisioning::put_step(pool, name, &failed).await?;
-                for later in &StepId::ALL[index + 1..] {
-                    let waiting = format!("Waits for the {} step.", step.as_str());
-                    provisioning::put_step(
-                        pool,
-                        name,
-                        &row(*later, StepState::Pending, "Waiting", &waiting, generation),
-                    )
-                    .await?;
-                }
-                let retry = backoff(current.failed_attempts);
-                let message = format!(
-                    "Step {} failed: {} Next automatic attempt in {} s; {}",
-                    step.as_str(),
-                    failure.message,
-                    retry.as_secs(),
-                    failure.action
-                );
-                provisioning::observe(
-                    pool,
-                    name,
-                    &Observed {
-                        generation,
-                        phase: "failed",
-                        message: Some(&message),
-                        bound_namespace: Some(&bound),
-                        silo_url: current.silo_url.as_deref(),
-                        provisioner: backend.name(),
-                        progress: Progress::Failed { retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300) },
-                    },
-                )
-                .await?;
-                return Ok(Outcome::Failed(step));
-            }
+            Err(failure) => return fail(pool, backend, &current, &bound, step, index, &failure, began).await,
         }
     }
     let (phase, message) = if desired.suspended {
@@ -327,6 +308,55 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
     )
     .await?;
     Ok(Outcome::Converged)
+}
+
+/// Records a failed step: its row with the action, later steps waiting, phase `failed` with the
+/// next automatic attempt after the backoff.
+#[allow(clippy::too_many_arguments, reason = "the reconcile's context, passed once")]
+async fn fail(
+    pool: &PgPool,
+    backend: &dyn Backend,
+    current: &cluster_tenants::ClusterTenantRow,
+    bound: &str,
+    step: StepId,
+    index: usize,
+    failure: &StepFailure,
+    began: chrono::DateTime<Utc>,
+) -> Result<Outcome, Error> {
+    let name = current.name.as_str();
+    let generation = current.generation;
+    tracing::warn!(cluster_tenant = name, step = step.as_str(), reason = %failure.reason, message = %failure.message, "step failed");
+    let mut failed = row(step, StepState::Failed, &failure.reason, &failure.message, generation);
+    failed.action = Some(failure.action.clone());
+    failed.started_at = Some(began);
+    provisioning::put_step(pool, name, &failed).await?;
+    for later in &StepId::ALL[index + 1..] {
+        let waiting = format!("Waits for the {} step.", step.as_str());
+        provisioning::put_step(pool, name, &row(*later, StepState::Pending, "Waiting", &waiting, generation)).await?;
+    }
+    let retry = backoff(current.failed_attempts);
+    let message = format!(
+        "Step {} failed: {} Next automatic attempt in {} s; {}",
+        step.as_str(),
+        failure.message,
+        retry.as_secs(),
+        failure.action
+    );
+    provisioning::observe(
+        pool,
+        name,
+        &Observed {
+            generation,
+            phase: "failed",
+            message: Some(&message),
+            bound_namespace: Some(bound),
+            silo_url: current.silo_url.as_deref(),
+            provisioner: backend.name(),
+            progress: Progress::Failed { retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300) },
+        },
+    )
+    .await?;
+    Ok(Outcome::Failed(step))
 }
 
 async fn tear_down(

@@ -36,6 +36,8 @@ struct FakeCluster {
     /// Objects that exist now.
     existing: Mutex<BTreeMap<(String, StepId), ()>>,
     fault: Mutex<Option<(StepId, Fault)>>,
+    /// A step that keeps waiting (like a database that never starts).
+    waiting: Mutex<Option<StepId>>,
     calls: AtomicUsize,
 }
 
@@ -75,6 +77,9 @@ impl Backend for FakeCluster {
     async fn converge(&self, step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.check_fault(step)?;
+        if *self.waiting.lock().unwrap() == Some(step) {
+            return Ok(StepSuccess::waiting("Starting", "the database is starting"));
+        }
         let key = (desired.name.clone(), step);
         if self.existing.lock().unwrap().insert(key.clone(), ()).is_none() {
             *self.created.lock().unwrap().entry(key).or_default() += 1;
@@ -289,4 +294,25 @@ async fn suspension_and_resumption_follow_the_generation(pool: PgPool) {
         .unwrap();
     reconcile(&pool, &cluster, "acme").await.unwrap();
     assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap().phase, "ready");
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_wait_is_not_a_failure_until_it_lasts_too_long(pool: PgPool) {
+    let cluster = FakeCluster::default();
+    *cluster.waiting.lock().unwrap() = Some(StepId::Database);
+    seed(&pool, "acme", "Retain").await;
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Waiting(StepId::Database));
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!((row.phase.as_str(), row.failed_attempts), ("provisioning", 0));
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Waiting(StepId::Database), "still waiting");
+    sqlx::query("UPDATE provisioning_steps SET started_at = now() - interval '11 minutes' WHERE step = 'database'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Failed(StepId::Database));
+    let steps = step_states(&pool, "acme").await;
+    assert_eq!(steps["database"].1, "StillWaiting");
+    *cluster.waiting.lock().unwrap() = None;
+    provisioning::request_retry(&pool, "acme", None).await.unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
 }
