@@ -22,8 +22,38 @@ use std::{
 
 use serde_json::{Value, json};
 
-/// How long a wait may take before the test fails.
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a wait may take before the test fails. Generous: waits end as soon as their condition
+/// holds, and on a loaded 2-core CI machine a page with a cold wasm bundle can take seconds.
+pub const TIMEOUT: Duration = Duration::from_secs(45);
+
+/// At most this many dev servers (each with its PostgreSQL and a browser) run at once: the test
+/// harness runs tests in parallel, and more would only starve each other on small machines.
+const CONCURRENT_SERVERS: usize = 2;
+
+static SLOTS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static SLOT_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// A running dev server's claim on one of the [`CONCURRENT_SERVERS`] slots.
+struct Slot;
+
+impl Slot {
+    fn take() -> Self {
+        let mut used = SLOTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *used >= CONCURRENT_SERVERS {
+            used = SLOT_FREED.wait(used).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *used += 1;
+        Self
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut used = SLOTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *used -= 1;
+        SLOT_FREED.notify_one();
+    }
+}
 
 /// A free loopback port.
 pub fn free_port() -> u16 {
@@ -59,6 +89,7 @@ fn signal(pid: u32, sig: &str) {
 /// A running `opencrane dev` with its own state directory; stopped with Ctrl-C (SIGINT) on drop.
 pub struct DevServer {
     child: Option<Child>,
+    _slot: Slot,
     state_dir: PathBuf,
     /// `http://127.0.0.1:<port>` of the fleet console.
     pub fleet_url: String,
@@ -84,6 +115,7 @@ impl DevServer {
         let site = workspace()
             .join(env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| "target/site".into()));
         assert!(site.join("pkg/opencrane.wasm").is_file(), "the browser bundle is missing in {}", site.display());
+        let slot = Slot::take();
         let state_dir = env::temp_dir().join(format!("opencrane-e2e-{}-{}", std::process::id(), free_port()));
         let mut child = Command::new(&bin)
             .arg("dev")
@@ -105,8 +137,14 @@ impl DevServer {
                 }
             }
         });
-        let mut server =
-            Self { child: Some(child), state_dir, fleet_url: String::new(), silo_url: String::new(), postgres_port: 0 };
+        let mut server = Self {
+            _slot: slot,
+            child: Some(child),
+            state_dir,
+            fleet_url: String::new(),
+            silo_url: String::new(),
+            postgres_port: 0,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         while server.fleet_url.is_empty() || server.silo_url.is_empty() || server.postgres_port == 0 {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -157,6 +157,13 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
                 })
             }}
             <div class="form-actions">
+                {move || {
+                    view_state
+                        .with(|v| v.silo_url.clone().filter(|_| v.phase == Phase::Ready && v.converged))
+                        .map(|url| view! {
+                            <a class="btn primary open-silo" href=url target="_blank" rel="noopener">"Open silo ↗"</a>
+                        })
+                }}
                 {move || (can_retry && view_state.with(|v| v.steps.iter().any(|s| s.state == StepState::Failed)))
                     .then(|| view! {
                         <button type="button" class="btn retry-all" disabled=move || busy.get() on:click=move |_| retry(None)>

@@ -98,8 +98,9 @@ fn a_customer_created_in_the_console_gets_a_working_silo_that_suspends_resumes_a
     });
 
     // Delete with "Delete all data": the teardown runs, the list confirms, the database is gone.
+    // The checklist follows the resumption live and offers the silo again when it is Ready.
     browser.goto(&format!("{}/cluster-tenants/e2e-prov", server.fleet_url));
-    wait_for("Ready again on the page", || browser.find("a.open-silo"));
+    wait_for("Ready again on the page", || browser.find(".checklist a.open-silo"));
     open_delete_dialog(&browser);
     assert!(browser.page_text().contains("Delete all data"), "the dialog offers the retention choice");
     browser.click(&browser.wait("input[name=termination-policy][value=Delete]"));

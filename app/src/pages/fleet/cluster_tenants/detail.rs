@@ -94,16 +94,12 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
     let can_delete = can(principal.as_ref(), Action::DeleteClusterTenant(&ct.name));
     let can_change = can(principal.as_ref(), Action::UpdateClusterTenant(&ct.name));
     let deleting = ct.status.phase == Phase::Deleting;
-    let silo_url = ct.status.silo_url.clone().filter(|_| ct.status.phase == Phase::Ready);
     let suspended = ct.suspended;
     let policy = ct.termination_policy;
     let version = ct.silo_version.clone().unwrap_or_else(|| "the fleet's default".into());
     view! {
         <Title text=ct.display_name.clone() />
         <PageHeader title=ct.display_name.clone() description=format!("Customer {}", ct.name)>
-            {silo_url.clone().map(|url| view! {
-                <a class="btn primary open-silo" href=url target="_blank" rel="noopener">"Open silo ↗"</a>
-            })}
             {(can_change && !deleting).then(|| view! { <SuspendButton name=name.clone() suspended /> })}
             {(!deleting).then(|| view! { <a class="btn" href=edit_href>"Edit"</a> })}
             {(can_delete && !deleting).then(|| view! { <DeleteClusterTenant name display_name members policy /> })}
