@@ -43,6 +43,12 @@ CLUSTER_SCOPED = {
     "ClusterIssuer",
     "ClusterTenant",
 }
+# The one exception to "everything in the release namespace": reading the API server's
+# EndpointSlices (for the silos' NetworkPolicy) needs a Role where they live.
+OUTSIDE_THE_RELEASE_NAMESPACE = {
+    ("Role", "opencrane-fleet-api-server-endpoints"),
+    ("RoleBinding", "opencrane-fleet-api-server-endpoints"),
+}
 RECOMMENDED_LABELS = [
     "app.kubernetes.io/name",
     "app.kubernetes.io/instance",
@@ -258,6 +264,8 @@ class Charts(unittest.TestCase):
                     self.assertIn(label, labels, f"{describe(obj)} lacks {label}")
             if obj["kind"] in CLUSTER_SCOPED:
                 self.assertNotIn("namespace", meta, f"{describe(obj)} is cluster-scoped")
+            elif (obj["kind"], meta["name"]) in OUTSIDE_THE_RELEASE_NAMESPACE:
+                self.assertEqual(meta.get("namespace"), "default", describe(obj))
             else:
                 self.assertEqual(meta.get("namespace"), namespace, f"{describe(obj)} is outside {namespace}")
         for obj, spec in pod_specs(objects):
@@ -352,7 +360,14 @@ class Charts(unittest.TestCase):
         for binding in (o for o in objects if o["kind"] == "ClusterRoleBinding"):
             self.assertNotEqual(binding["roleRef"]["name"], "opencrane-fleet-silo-installer")
         # The Zitadel key: one Secret, by name.
-        zitadel = next(o for o in objects if o["kind"] == "Role")
+        zitadel = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-zitadel-key"))
+        # Installing silos reads exactly the fleet's token Secret and the API server's endpoints.
+        token = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-api-token-reader"))
+        self.assertEqual(token["rules"][0]["resourceNames"], ["opencrane-fleet-api-token"])
+        self.assertEqual(token["rules"][0]["verbs"], ["get"])
+        endpoints = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-api-server-endpoints"))
+        self.assertEqual(endpoints["metadata"]["namespace"], "default")
+        self.assertEqual(endpoints["rules"], [{"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list"]}])
         self.assertEqual(zitadel["rules"], [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["zitadel-sa"], "verbs": ["get", "update", "patch"]}])
 
     def test_fleet_migration_hook_runs_before_upgrades(self):
