@@ -723,9 +723,15 @@ impl KubernetesBackend {
                     .as_ref()
                     .and_then(|a| a.get(crate::resource::FLEET_GENERATION))
                     .and_then(|g| g.parse::<i64>().ok());
-                let edited = mirrored_from == Some(row.generation)
-                    && row.deletion_requested_at.is_none()
-                    && crate::resource::spec_from_row(&row) != resource.spec;
+                // The owner is only read at adoption and the Zitadel ids are the fleet's: neither
+                // counts as an edit (else every resync of an adopted resource would "edit" it).
+                let mut seen = resource.spec.clone();
+                seen.owner = None;
+                seen.zitadel = None;
+                let mut mirrored = crate::resource::spec_from_row(&row);
+                mirrored.zitadel = None;
+                let edited =
+                    mirrored_from == Some(row.generation) && row.deletion_requested_at.is_none() && mirrored != seen;
                 if edited { registry.edit(&name, &resource.spec).await } else { Ok(()) }
             }
         };

@@ -88,8 +88,15 @@ async fn a_resource_created_with_kubectl_is_adopted_like_an_api_create(pool: PgP
     .unwrap();
     assert_eq!(audited, 1, "adoption is audited as the controller");
 
-    // Mirrored, then edited with kubectl → the record follows.
+    // Mirrored; seeing the unchanged resource again (a resync) is no edit and writes nothing.
     backend.publish(&db, "acme").await.unwrap();
+    let resynced = resources.get("acme").await.unwrap();
+    let audit_before: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log").fetch_one(&db).await.unwrap();
+    backend.observe_resource(&db, &registry, &resynced).await.unwrap();
+    let audit_after: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log").fetch_one(&db).await.unwrap();
+    assert_eq!(audit_before, audit_after, "a resync is not an edit");
+
+    // Edited with kubectl → the record follows.
     let edited = resources
         .patch("acme", &kubectl, &Patch::Apply(resource("acme", &json!({"displayName": "Acme Renamed"}))))
         .await
