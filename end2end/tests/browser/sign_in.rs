@@ -169,9 +169,17 @@ fn the_silo_signs_in_with_its_organisation_client_chosen_by_host() {
     // An operator signs in (the provider remembers the browser: consent only) and sees the silo.
     browser.click(&browser.wait("form[action='/api/v1/auth/logout'] button"));
     wait_for("the provider's logout step", || browser.url().starts_with(&issuer).then_some(()));
-    if let Some(confirm) = browser.find("button[type=submit][value=yes], button[autofocus]") {
-        browser.click(&confirm);
-    }
+    // Confirm at the provider and wait until it hands back to the silo: starting the next sign-in
+    // while the logout is still in flight would race it (and land on the signed-out silo).
+    wait_for("the sign-out to finish", || {
+        if browser.url().starts_with(&silo) {
+            return Some(());
+        }
+        if let Some(confirm) = browser.find("button[type=submit][value=yes], button[autofocus]") {
+            browser.click(&confirm);
+        }
+        None
+    });
     browser.goto(&format!("{silo}/api/v1/auth/login?returnTo=/&prompt=login"));
     sign_in_at_provider(&browser, &issuer, &silo, "ana");
     wait_for("the silo overview", || browser.page_text().contains("opencrane-demo").then_some(()));
