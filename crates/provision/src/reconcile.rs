@@ -224,14 +224,15 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             .await?;
         }
         let started = std::time::Instant::now();
+        // When this step began waiting, if it already was on an earlier pass.
+        let waiting_since = stored
+            .get(step.as_str())
+            .filter(|r| r.state == "running" && r.generation == generation)
+            .and_then(|r| r.started_at);
         match backend.converge(step, &desired, unchanged(step)).await {
             Ok(success)
                 if success.state == StepState::Running
-                    && stored
-                        .get(step.as_str())
-                        .filter(|r| r.state == "running" && r.generation == generation)
-                        .and_then(|r| r.started_at)
-                        .is_some_and(|since| Utc::now() - since > WAIT_LIMIT) =>
+                    && waiting_since.is_some_and(|since| Utc::now() - since > WAIT_LIMIT) =>
             {
                 // A wait that never ends is a failure, with what it was waiting for.
                 let failure = StepFailure::new(
@@ -243,11 +244,7 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             }
             Ok(success) if success.state == StepState::Running => {
                 let mut waiting = row(step, StepState::Running, &success.reason, &success.message, generation);
-                waiting.started_at = stored
-                    .get(step.as_str())
-                    .filter(|r| r.state == "running" && r.generation == generation)
-                    .and_then(|r| r.started_at)
-                    .or(Some(began));
+                waiting.started_at = waiting_since.or(Some(began));
                 provisioning::put_step(pool, name, &waiting).await?;
                 for later in &StepId::ALL[index + 1..] {
                     let message = format!("Waits for the {} step.", step.as_str());
