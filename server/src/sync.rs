@@ -36,14 +36,14 @@ pub struct FleetLink {
     pub token: String,
 }
 
-/// Pulls once; returns how many members the silo now has.
-pub async fn pull_once(
+/// `GET <fleet>/api/internal/cluster-tenants/<path>` with the fleet token, decoded; anything but a
+/// 2xx is an error.
+async fn get<T: serde::de::DeserializeOwned>(
     client: &openidconnect::reqwest::Client,
     link: &FleetLink,
-    cluster_tenant: &str,
-    pool: &PgPool,
-) -> anyhow::Result<usize> {
-    let url = format!("{}/api/internal/cluster-tenants/{cluster_tenant}/members", link.url.trim_end_matches('/'));
+    path: &str,
+) -> anyhow::Result<T> {
+    let url = format!("{}/api/internal/cluster-tenants/{path}", link.url.trim_end_matches('/'));
     let response = client
         .get(&url)
         .bearer_auth(&link.token)
@@ -55,8 +55,17 @@ pub async fn pull_once(
         bail!("GET {url} answered {}", response.status());
     }
     let body = response.bytes().await.with_context(|| format!("reading the answer of {url}"))?;
-    let members: Vec<MemberWire> =
-        serde_json::from_slice(&body).with_context(|| format!("decoding the answer of {url}"))?;
+    serde_json::from_slice(&body).with_context(|| format!("decoding the answer of {url}"))
+}
+
+/// Pulls once; returns how many members the silo now has.
+pub async fn pull_once(
+    client: &openidconnect::reqwest::Client,
+    link: &FleetLink,
+    cluster_tenant: &str,
+    pool: &PgPool,
+) -> anyhow::Result<usize> {
+    let members: Vec<MemberWire> = get(client, link, &format!("{cluster_tenant}/members")).await?;
     let mut tx = pool.begin().await?;
     for m in &members {
         let status = if m.status == "suspended" { "suspended" } else { "active" };
@@ -75,20 +84,7 @@ pub async fn pull_own(
     cluster_tenant: &str,
     pool: &PgPool,
 ) -> anyhow::Result<()> {
-    let url = format!("{}/api/internal/cluster-tenants/{cluster_tenant}", link.url.trim_end_matches('/'));
-    let response = client
-        .get(&url)
-        .bearer_auth(&link.token)
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .with_context(|| format!("GET {url}"))?;
-    if !response.status().is_success() {
-        bail!("GET {url} answered {}", response.status());
-    }
-    let body = response.bytes().await.with_context(|| format!("reading the answer of {url}"))?;
-    let own: app::service::cluster_tenants::SiloSelf =
-        serde_json::from_slice(&body).with_context(|| format!("decoding the answer of {url}"))?;
+    let own: app::service::cluster_tenants::SiloSelf = get(client, link, cluster_tenant).await?;
     if own.name != cluster_tenant {
         bail!("the fleet answered for {} instead of {cluster_tenant}", own.name);
     }

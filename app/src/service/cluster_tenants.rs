@@ -434,24 +434,30 @@ pub struct SiloMember {
     pub status: String,
 }
 
-/// The memberships of exactly one ClusterTenant, for its silo's read-model. Platform operators'
-/// tokens only (the silo holds the fleet token); a ClusterTenant being deleted has none.
-pub async fn members_for_silo(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<SiloMember>, AppError> {
+/// The row behind the internal API: platform operators' tokens (the silo holds the fleet token)
+/// only; `what` names what was asked for in the refusal.
+async fn for_silo(state: &AppState, caller: &Caller, name: &str, what: &str) -> Result<ClusterTenantRow, AppError> {
     settings(state)?;
     match caller.principal.as_ref() {
         Some(p) if p.is_platform_operator => {}
         Some(_) => {
             return Err(AppError::Forbidden {
                 code: "FORBIDDEN".into(),
-                message: "Only the platform's service token may read a silo's memberships.".into(),
+                message: format!("Only the platform's service token may read a silo's {what}."),
             });
         }
         None => return Err(authorize(None, Action::ReadClusterTenant(name)).err().unwrap_or_else(|| not_found(name))),
     }
-    let row = db::get(&state.pool, name).await.map_err(|e| match e {
+    db::get(&state.pool, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
-    })?;
+    })
+}
+
+/// The memberships of exactly one ClusterTenant, for its silo's read-model. Platform operators'
+/// tokens only (the silo holds the fleet token); a ClusterTenant being deleted has none.
+pub async fn members_for_silo(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<SiloMember>, AppError> {
+    let row = for_silo(state, caller, name, "memberships").await?;
     if row.deletion_requested_at.is_some() {
         return Ok(Vec::new());
     }
@@ -477,21 +483,7 @@ pub struct SiloSelf {
 
 /// One ClusterTenant's own facts, for its silo. Platform operators' tokens only.
 pub async fn silo_self(state: &AppState, caller: &Caller, name: &str) -> Result<SiloSelf, AppError> {
-    settings(state)?;
-    match caller.principal.as_ref() {
-        Some(p) if p.is_platform_operator => {}
-        Some(_) => {
-            return Err(AppError::Forbidden {
-                code: "FORBIDDEN".into(),
-                message: "Only the platform's service token may read a silo's own record.".into(),
-            });
-        }
-        None => return Err(authorize(None, Action::ReadClusterTenant(name)).err().unwrap_or_else(|| not_found(name))),
-    }
-    let row = db::get(&state.pool, name).await.map_err(|e| match e {
-        DbError::NotFound => not_found(name),
-        other => db_failure(caller, other),
-    })?;
+    let row = for_silo(state, caller, name, "own record").await?;
     Ok(SiloSelf {
         name: row.name,
         display_name: row.display_name,

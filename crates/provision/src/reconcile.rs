@@ -356,6 +356,31 @@ async fn fail(
     Ok(Outcome::Failed(step))
 }
 
+/// The status of a teardown that stopped early (waiting, or failed).
+async fn observe_deleting(
+    pool: &PgPool,
+    backend: &dyn Backend,
+    current: &cluster_tenants::ClusterTenantRow,
+    message: &str,
+    progress: Progress,
+) -> Result<(), Error> {
+    provisioning::observe(
+        pool,
+        &current.name,
+        &Observed {
+            generation: current.generation,
+            phase: "deleting",
+            message: Some(message),
+            bound_namespace: current.bound_namespace.as_deref(),
+            silo_url: None,
+            provisioner: backend.name(),
+            progress,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 async fn tear_down(
     pool: &PgPool,
     backend: &dyn Backend,
@@ -385,20 +410,8 @@ async fn tear_down(
             Ok(Teardown::Waiting(message)) => {
                 provisioning::put_step(pool, name, &row(step, StepState::Removing, "Removing", &message, generation))
                     .await?;
-                provisioning::observe(
-                    pool,
-                    name,
-                    &Observed {
-                        generation,
-                        phase: "deleting",
-                        message: Some(&message),
-                        bound_namespace: current.bound_namespace.as_deref(),
-                        silo_url: None,
-                        provisioner: backend.name(),
-                        progress: Progress::Waiting { retry_in_seconds: i64::try_from(WAIT.as_secs()).unwrap_or(5) },
-                    },
-                )
-                .await?;
+                let wait = Progress::Waiting { retry_in_seconds: i64::try_from(WAIT.as_secs()).unwrap_or(5) };
+                observe_deleting(pool, backend, current, &message, wait).await?;
                 return Ok(Outcome::Waiting(step));
             }
             Ok(Teardown::Retained(message)) => {
@@ -418,20 +431,8 @@ async fn tear_down(
                     retry.as_secs(),
                     failure.action
                 );
-                provisioning::observe(
-                    pool,
-                    name,
-                    &Observed {
-                        generation,
-                        phase: "deleting",
-                        message: Some(&message),
-                        bound_namespace: current.bound_namespace.as_deref(),
-                        silo_url: None,
-                        provisioner: backend.name(),
-                        progress: Progress::Failed { retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300) },
-                    },
-                )
-                .await?;
+                let again = Progress::Failed { retry_in_seconds: i64::try_from(retry.as_secs()).unwrap_or(300) };
+                observe_deleting(pool, backend, current, &message, again).await?;
                 return Ok(Outcome::Failed(step));
             }
         }

@@ -29,6 +29,17 @@ async fn backend(fake: &FakeApiServer) -> (Arc<KubernetesBackend>, kube::Client)
     (Arc::new(KubernetesBackend::new(client.clone(), settings)), client)
 }
 
+/// The service layer of a fleet on `db`, as the controller's registry.
+fn registry(db: &PgPool) -> opencrane::provisioner::ServiceRegistry {
+    let options = opencrane::roles::leptos_options(
+        std::path::Path::new("target/site"),
+        "127.0.0.1:0".parse().unwrap(),
+        leptos::config::Env::DEV,
+    );
+    let state = opencrane::roles::fleet_state(options, db.clone(), Some("example.com".into()), true, true, false);
+    opencrane::provisioner::ServiceRegistry { state }
+}
+
 fn resource(name: &str, extra: &serde_json::Value) -> serde_json::Value {
     let mut spec = json!({
         "displayName": "Acme Corp", "isolationTier": "shared", "compute": {"mode": "shared"},
@@ -43,19 +54,7 @@ fn resource(name: &str, extra: &serde_json::Value) -> serde_json::Value {
 #[sqlx::test(migrations = false)]
 async fn a_resource_created_with_kubectl_is_adopted_like_an_api_create(pool: PgPool) {
     let db = support::fleet_db(&pool).await;
-    let state = opencrane::roles::fleet_state(
-        opencrane::roles::leptos_options(
-            std::path::Path::new("target/site"),
-            "127.0.0.1:0".parse().unwrap(),
-            leptos::config::Env::DEV,
-        ),
-        db.clone(),
-        Some("example.com".into()),
-        true,
-        true,
-        false,
-    );
-    let registry = opencrane::provisioner::ServiceRegistry { state };
+    let registry = registry(&db);
     let fake = FakeApiServer::start().await.unwrap();
     let (backend, client) = backend(&fake).await;
     let resources: Api<ClusterTenant> = Api::all(client);
@@ -116,19 +115,7 @@ async fn a_resource_created_with_kubectl_is_adopted_like_an_api_create(pool: PgP
 #[sqlx::test(migrations = false)]
 async fn an_invalid_resource_is_refused_in_its_status_with_the_field_named(pool: PgPool) {
     let db = support::fleet_db(&pool).await;
-    let state = opencrane::roles::fleet_state(
-        opencrane::roles::leptos_options(
-            std::path::Path::new("target/site"),
-            "127.0.0.1:0".parse().unwrap(),
-            leptos::config::Env::DEV,
-        ),
-        db.clone(),
-        Some("example.com".into()),
-        true,
-        true,
-        false,
-    );
-    let registry = opencrane::provisioner::ServiceRegistry { state };
+    let registry = registry(&db);
     let fake = FakeApiServer::start().await.unwrap();
     let (backend, client) = backend(&fake).await;
     let resources: Api<ClusterTenant> = Api::all(client);
