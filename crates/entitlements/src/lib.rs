@@ -1,0 +1,68 @@
+//! What a silo user may use and spend, decided by pure functions.
+//!
+//! The portal's explanatory views (effective access, effective limits, the test-route tool, the
+//! what-if preview) and the enforcement path (the LiteLLM key each user gets) call the same
+//! functions here, so what an admin is shown is what is enforced. Nothing in this crate does I/O.
+//!
+//! - [`grants`]: allow/deny grants with the reference's precedence.
+//! - [`policy`]: AccessPolicy selection and domain/egress rules.
+//! - [`period`]: calendar budget periods in the silo's time zone.
+//! - [`budget`]: which limits apply to a user, which binds first, alert thresholds.
+//! - [`routing`]: the effective model of a request and the deployments that would serve it.
+//! - [`keys`]: the desired LiteLLM virtual key of a user.
+
+pub mod budget;
+pub mod grants;
+pub mod keys;
+pub mod period;
+pub mod policy;
+pub mod routing;
+
+/// A money amount in millionths of the currency unit (LiteLLM reports spend with sub-cent
+/// precision; limits are whole cents). The database stores `numeric`; this is the exact
+/// in-memory form.
+pub type Micros = i64;
+
+/// Millionths per currency unit.
+pub const MICROS_PER_UNIT: Micros = 1_000_000;
+
+/// Formats micros as a decimal amount with two places (`12.50`), rounding half away from zero.
+pub fn format_amount(micros: Micros) -> String {
+    let cents = (micros.abs() + 5_000) / 10_000;
+    let sign = if micros < 0 && cents > 0 { "-" } else { "" };
+    format!("{sign}{}.{:02}", cents / 100, cents % 100)
+}
+
+/// Parses a non-negative decimal amount with at most two places (`12`, `12.5`, `12.50`).
+pub fn parse_amount(text: &str) -> Option<Micros> {
+    let text = text.trim();
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 2 {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let whole: i64 = whole.parse().ok()?;
+    let cents: i64 = format!("{frac:0<2}").parse().ok()?;
+    whole.checked_mul(MICROS_PER_UNIT)?.checked_add(cents * 10_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_round_trip_and_reject_what_is_not_money() {
+        assert_eq!(parse_amount("12"), Some(12_000_000));
+        assert_eq!(parse_amount("12.5"), Some(12_500_000));
+        assert_eq!(parse_amount(" 0.05 "), Some(50_000));
+        assert_eq!(format_amount(12_500_000), "12.50");
+        assert_eq!(format_amount(4_999), "0.00");
+        assert_eq!(format_amount(5_000), "0.01");
+        assert_eq!(format_amount(-1_234_567), "-1.23");
+        for bad in ["", "-1", "1.234", "1e3", "abc", ".5", "1.x"] {
+            assert_eq!(parse_amount(bad), None, "{bad:?}");
+        }
+    }
+}
