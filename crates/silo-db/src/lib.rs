@@ -5,8 +5,16 @@
 //! filter by, because there is nobody else's data in it to filter out.
 
 pub mod access_tokens;
+pub mod budgets;
+pub mod grants;
+pub mod groups;
+pub mod litellm;
 pub mod memberships;
+pub mod models;
 pub mod own;
+pub mod policies;
+pub mod settings;
+pub mod tenants;
 
 #[cfg(test)]
 mod tests;
