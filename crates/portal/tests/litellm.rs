@@ -1,0 +1,296 @@
+//! LiteLLM integration: the reconciler against a real silo database and the fake LiteLLM of
+//! `opencrane_portal::fake` (built from LiteLLM's documented API shapes: the real proxy needs
+//! Prisma engines from binaries.prisma.sh, which this machine cannot reach, so it cannot manage
+//! keys here). Requests go through `/chat/completions` of the fake, which enforces blocked keys,
+//! model lists and `max_budget` as LiteLLM does.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeZone, Utc};
+use opencrane_portal::{fake::FakeLiteLlm, litellm::LiteLlm, reconcile::Reconciler, seal::SecretBox};
+use opencrane_silo_db::{
+    budgets::{self, BudgetFields},
+    grants::{self, NewGrant},
+    groups, litellm as key_db,
+    models::{self, DefinitionFields},
+    tenants::{self, TenantFields},
+};
+use serde_json::json;
+use sqlx::PgPool;
+
+const MASTER: &str = "sk-master-test";
+
+fn at(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).single().unwrap()
+}
+
+struct World {
+    pool: PgPool,
+    fake: FakeLiteLlm,
+    reconciler: Reconciler,
+    eng: uuid::Uuid,
+}
+
+async fn limit(
+    pool: &PgPool,
+    level: &str,
+    group_id: Option<uuid::Uuid>,
+    tenant: Option<&str>,
+    units: i64,
+    period: &str,
+) {
+    let mut conn = pool.acquire().await.unwrap();
+    let f = BudgetFields {
+        level,
+        group_id,
+        tenant,
+        currency: "USD",
+        amount: units * 1_000_000,
+        period,
+        thresholds: &[50, 80, 100],
+    };
+    budgets::put(&mut conn, &f).await.unwrap();
+}
+
+/// ana (group eng) and bob; deployments fast (two, weighted) and smart; smart denied to bob;
+/// ana's own limit 10 USD a month.
+async fn world(pool: PgPool) -> World {
+    let fake = FakeLiteLlm::start(MASTER).await.unwrap();
+    let secrets = Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap());
+    let user = |email, subject| TenantFields {
+        display_name: "User",
+        email,
+        subject,
+        team: None,
+        policy_ref: None,
+        cpu: None,
+        memory: None,
+    };
+    tenants::insert(&pool, "ana", &user("ana@acme.test", "s-ana"), "admin").await.unwrap();
+    tenants::insert(&pool, "bob", &user("bob@acme.test", "s-bob"), "admin").await.unwrap();
+    let eng = groups::insert(&pool, "eng", "team", "", "local").await.unwrap();
+    groups::set_members(&pool, eng, &["ana".into()]).await.unwrap();
+    let sealed = secrets.seal(b"sk-openai-secret", "credential:openai").unwrap();
+    let cred = models::insert_credential(&pool, "openai", "openai", None, &sealed, "…cret").await.unwrap();
+    let def = |public_name, upstream_model, weight| DefinitionFields {
+        public_name,
+        upstream_model,
+        api_base: None,
+        credential_id: Some(cred),
+        weight,
+    };
+    models::insert_definition(&pool, &def("fast", "openai/gpt-4o-mini", 3)).await.unwrap();
+    models::insert_definition(&pool, &def("fast", "openai/gpt-4.1-mini", 1)).await.unwrap();
+    models::insert_definition(&pool, &def("smart", "openai/gpt-4o", 1)).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    models::set_fallbacks(&mut conn, "smart", &["fast".into()]).await.unwrap();
+    drop(conn);
+    let deny = NewGrant {
+        payload_type: "model",
+        payload_id: "smart",
+        subject_type: "tenant",
+        subject_id: "bob",
+        access: "deny",
+        priority: 0,
+        note: "",
+        created_by: "test",
+    };
+    grants::insert(&pool, &deny).await.unwrap();
+    limit(&pool, "user", None, Some("ana"), 10, "month").await;
+    let reconciler = Reconciler::new(pool.clone(), LiteLlm::new(&fake.url, MASTER).unwrap(), secrets);
+    World { pool, fake, reconciler, eng }
+}
+
+/// A request through the fake proxy with the user's key; the status LiteLLM would answer.
+async fn chat(fake: &FakeLiteLlm, alias: &str, model: &str, cost: f64) -> u16 {
+    let key = fake.key(alias).unwrap().key;
+    reqwest::Client::new()
+        .post(format!("{}/chat/completions", fake.url))
+        .bearer_auth(key)
+        .json(&json!({ "model": model, "messages": [], "mock_cost": cost }))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn keys_get_the_allowed_models_and_a_budget_and_a_second_pass_changes_nothing(pool: PgPool) {
+    let w = world(pool).await;
+    let now = at(2026, 11, 15, 12, 0);
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!((report.keys_created, report.models_added, report.credentials_pushed), (2, 3, 1));
+
+    let ana = w.fake.key("opencrane-ana").unwrap();
+    assert_eq!(ana.models, ["fast", "smart"]);
+    assert_eq!(ana.max_budget, Some(10.0));
+    assert!(!ana.blocked);
+    assert_eq!(ana.metadata["tenant"], "ana");
+    let bob = w.fake.key("opencrane-bob").unwrap();
+    assert_eq!(bob.models, ["fast"], "the deny grant keeps smart off bob's key");
+    assert_eq!(bob.max_budget, None, "no limit of his own");
+
+    let credential = &w.fake.credentials()["opencrane-openai"];
+    assert_eq!(credential["credential_values"]["api_key"], "sk-openai-secret", "decrypted only towards LiteLLM");
+    let deployments = w.fake.models();
+    let fast: Vec<_> = deployments.iter().filter(|m| m["model_name"] == "fast").collect();
+    assert_eq!(fast.len(), 2);
+    assert!(fast.iter().all(|m| m["litellm_params"]["litellm_credential_name"] == "opencrane-openai"));
+    assert_eq!(w.fake.router_settings()["fallbacks"], json!([{ "smart": ["fast"] }]));
+
+    // The secret of ana's key is stored sealed, and opens to the key LiteLLM issued.
+    let sealed = key_db::key_secret(&w.pool, "ana").await.unwrap().unwrap();
+    let secrets = SecretBox::from_bytes(&[42; 32]).unwrap();
+    assert_eq!(secrets.open(&sealed, "litellm-key:ana").unwrap(), ana.key.as_bytes());
+
+    // Requests: bob cannot call smart; ana can.
+    assert_eq!(chat(&w.fake, "opencrane-bob", "smart", 0.01).await, 401);
+    assert_eq!(chat(&w.fake, "opencrane-ana", "smart", 0.01).await, 200);
+
+    w.fake.take_calls();
+    let again = w.reconciler.pass(now).await.unwrap();
+    assert_eq!(again.repaired(), 0, "{again:?}");
+    assert!(again.drift.is_empty());
+    let writes: Vec<_> = w
+        .fake
+        .take_calls()
+        .into_iter()
+        .filter(|c| !c.ends_with("info") && !c.ends_with("list") && c != "spend/logs")
+        .collect();
+    assert!(writes.is_empty(), "a converged pass only reads: {writes:?}");
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn a_reached_ceiling_blocks_exactly_the_keys_it_covers(pool: PgPool) {
+    let w = world(pool).await;
+    limit(&w.pool, "group", Some(w.eng), None, 15, "week").await;
+    limit(&w.pool, "silo", None, None, 100, "month").await;
+    let now = at(2026, 11, 18, 12, 0);
+    w.reconciler.pass(now).await.unwrap();
+
+    // ana (in eng) spends 16 this week: eng's weekly ceiling is reached; bob is not in eng.
+    w.fake.record_spend("opencrane-ana", "fast", 9.0, at(2026, 11, 17, 9, 0));
+    w.fake.record_spend("opencrane-bob", "fast", 7.0, at(2026, 11, 17, 9, 0));
+    w.fake.record_spend("opencrane-ana", "smart", 7.0, at(2026, 11, 18, 9, 0));
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert_eq!(report.spend_ingested, 3);
+    assert!(w.fake.key("opencrane-ana").unwrap().blocked, "eng's ceiling covers ana");
+    assert!(!w.fake.key("opencrane-bob").unwrap().blocked, "…and not bob");
+    assert_eq!(chat(&w.fake, "opencrane-ana", "fast", 0.01).await, 401);
+    assert_eq!(chat(&w.fake, "opencrane-bob", "fast", 0.01).await, 200);
+
+    // The silo's monthly ceiling, reached by bob alone, blocks everyone.
+    w.fake.record_spend("opencrane-bob", "fast", 90.0, at(2026, 11, 18, 10, 0));
+    w.reconciler.pass(now).await.unwrap();
+    assert!(w.fake.key("opencrane-bob").unwrap().blocked);
+    assert!(w.fake.key("opencrane-ana").unwrap().blocked);
+
+    // Each crossed threshold was noticed once.
+    let notices = budgets::open_notices(&w.pool).await.unwrap();
+    let before = notices.len();
+    assert!(notices.iter().any(|n| n.message.starts_with("The whole silo has used 100%")), "{notices:?}");
+    w.reconciler.pass(now).await.unwrap();
+    assert_eq!(budgets::open_notices(&w.pool).await.unwrap().len(), before, "once per period");
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn the_calendar_boundary_unblocks_and_moves_the_key_budget(pool: PgPool) {
+    let w = world(pool).await;
+    let november = at(2026, 11, 30, 22, 0);
+    w.reconciler.pass(november).await.unwrap();
+    w.fake.record_spend("opencrane-ana", "fast", 10.0, at(2026, 11, 30, 21, 0));
+    w.reconciler.pass(november).await.unwrap();
+    let ana = w.fake.key("opencrane-ana").unwrap();
+    assert!(ana.blocked, "her own limit of 10 is used up");
+    assert_eq!(chat(&w.fake, "opencrane-ana", "fast", 0.01).await, 401);
+
+    // Ten minutes into December (UTC): a new month, the limit resets.
+    let december = at(2026, 12, 1, 0, 10);
+    w.reconciler.pass(december).await.unwrap();
+    let ana = w.fake.key("opencrane-ana").unwrap();
+    assert!(!ana.blocked);
+    assert_eq!(ana.max_budget, Some(20.0), "spend before the period (10) plus the limit (10)");
+    assert_eq!(chat(&w.fake, "opencrane-ana", "fast", 4.0).await, 200);
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn the_boundary_follows_the_silo_time_zone(pool: PgPool) {
+    let w = world(pool).await;
+    opencrane_silo_db::settings::update(&w.pool, "Europe/Berlin", "USD", "allow").await.unwrap();
+    let before = at(2026, 11, 30, 22, 30); // 23:30 in Berlin, still November
+    w.reconciler.pass(before).await.unwrap();
+    w.fake.record_spend("opencrane-ana", "fast", 10.0, at(2026, 11, 30, 22, 0));
+    w.reconciler.pass(before).await.unwrap();
+    assert!(w.fake.key("opencrane-ana").unwrap().blocked);
+    // 23:10 UTC is already 1 December in Berlin.
+    w.reconciler.pass(at(2026, 11, 30, 23, 10)).await.unwrap();
+    assert!(!w.fake.key("opencrane-ana").unwrap().blocked);
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn drift_is_reported_and_repaired(pool: PgPool) {
+    let w = world(pool).await;
+    let now = at(2026, 11, 15, 12, 0);
+    w.reconciler.pass(now).await.unwrap();
+    // Someone widens bob's key in LiteLLM's UI, deletes a deployment, and adds keys and models.
+    w.fake.tamper("opencrane-bob", |k| {
+        k.models.clear();
+        k.max_budget = Some(1000.0);
+    });
+    let smart = w.fake.models().into_iter().find(|m| m["model_name"] == "smart").unwrap();
+    let smart_id = smart["model_info"]["id"].as_str().unwrap().to_owned();
+    LiteLlm::new(&w.fake.url, MASTER).unwrap().delete_model(&smart_id).await.unwrap();
+    w.fake.add_foreign_key("opencrane-ghost");
+    w.fake.add_foreign_key("someone-elses-key");
+
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert!(report.drift.iter().any(|d| d == "bob: models changed in LiteLLM"), "{:?}", report.drift);
+    assert!(report.drift.iter().any(|d| d == "bob: budget changed in LiteLLM"), "{:?}", report.drift);
+    let bob = w.fake.key("opencrane-bob").unwrap();
+    assert_eq!((bob.models, bob.max_budget), (vec!["fast".to_owned()], None));
+    assert!(w.fake.models().iter().any(|m| m["model_info"]["id"] == smart_id.as_str()), "the deployment is back");
+    assert!(w.fake.key("opencrane-ghost").is_none(), "a portal-named key of no user is removed");
+    assert!(w.fake.key("someone-elses-key").is_some(), "keys the portal does not own are left alone");
+    let record = key_db::keys(&w.pool).await.unwrap().into_iter().find(|k| k.tenant == "bob").unwrap();
+    assert!(record.drift.unwrap().contains("models changed"));
+
+    // A key deleted in LiteLLM is issued again; a deleted user's key goes.
+    LiteLlm::new(&w.fake.url, MASTER).unwrap().delete_keys(&["opencrane-ana".into()]).await.unwrap();
+    tenants::delete(&w.pool, "bob").await.unwrap();
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert_eq!((report.keys_created, report.orphans_deleted), (1, 1), "{report:?}");
+    assert!(w.fake.key("opencrane-ana").is_some());
+    assert!(w.fake.key("opencrane-bob").is_none());
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn transient_failures_are_retried_and_lasting_ones_reported(pool: PgPool) {
+    let w = world(pool).await;
+    let now = at(2026, 11, 15, 12, 0);
+    // One 500 on the first (idempotent) read is retried.
+    w.fake.fail_next(&[500]);
+    assert!(w.reconciler.pass(now).await.is_ok());
+    // Three in a row exhaust the retries: the pass fails and says where.
+    w.fake.fail_next(&[503, 503, 503]);
+    let err = w.reconciler.pass(now).await.unwrap_err().to_string();
+    assert!(err.contains("503"), "{err}");
+    // A LiteLLM that is down is named.
+    let down = Reconciler::new(
+        w.pool.clone(),
+        LiteLlm::new("http://127.0.0.1:9", MASTER).unwrap(),
+        Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap()),
+    );
+    let err = down.pass(now).await.unwrap_err().to_string();
+    assert!(err.contains("unreachable"), "{err}");
+    // A wrong master key is a 401, not retried.
+    let wrong = Reconciler::new(
+        w.pool.clone(),
+        LiteLlm::new(&w.fake.url, "sk-wrong").unwrap(),
+        Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap()),
+    );
+    assert!(wrong.pass(now).await.unwrap_err().to_string().contains("401"));
+}
