@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod billing;
 pub mod cluster_tenant;
+pub mod portal;
 pub mod principal;
 pub mod provisioning;
 pub mod rules;

@@ -12,6 +12,7 @@
 pub mod audit;
 pub mod billing;
 pub mod cluster_tenants;
+pub mod portal;
 pub mod sessions;
 pub mod silo;
 pub mod tokens;

@@ -28,6 +28,20 @@ pub struct SiloSettings {
     pub cluster_tenant: String,
     /// `PLATFORM_BASE_DOMAIN`, for showing the silo's host.
     pub base_domain: Option<String>,
+    /// The portal's secrets and LiteLLM enforcement.
+    pub portal: PortalRuntime,
+}
+
+/// What the silo portal needs beyond its database.
+#[derive(Clone, Debug, Default)]
+pub struct PortalRuntime {
+    /// Seals provider keys and LiteLLM keys (`OPENCRANE_CREDENTIALS_KEY`); without it provider
+    /// keys cannot be stored.
+    pub secrets: Option<std::sync::Arc<opencrane_portal::seal::SecretBox>>,
+    /// The LiteLLM endpoint enforcement runs against (`LITELLM_ENDPOINT`), if any.
+    pub litellm: Option<String>,
+    /// Asks the reconciler for an early pass.
+    pub trigger: Option<opencrane_portal::reconcile::Trigger>,
 }
 
 /// Which role this process serves, with its settings.

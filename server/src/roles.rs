@@ -158,7 +158,7 @@ pub fn silo_state(
     AppState {
         leptos_options,
         pool,
-        role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain }),
+        role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain, portal: app::state::PortalRuntime::default() }),
         sign_in,
         health: None,
     }

@@ -1,0 +1,126 @@
+//! The silo portal's use cases: users, groups, policies and grants, effective access, budgets,
+//! model routing. Owners and admins of the silo only (the original let any signed-in user manage
+//! all of this). Every mutation is audited in its own transaction and then asks the LiteLLM
+//! reconciler for an early pass, so enforcement follows within seconds.
+
+pub mod access;
+pub mod budgets;
+pub mod groups;
+pub mod models;
+pub mod policies;
+pub mod users;
+
+use opencrane_entitlements::{budget::LimitStatus, format_amount};
+use opencrane_portal::snapshot::{Snapshot, SnapshotError};
+
+use super::{authorize_mutation, db_failure, internal};
+use crate::{
+    authz::{Action, authorize},
+    error::AppError,
+    model::portal::{LimitView, SyncView},
+    state::{AppState, Caller, SiloSettings},
+};
+
+/// The silo, for a caller who may administer it (reads).
+pub(crate) fn admin_read<'s>(state: &'s AppState, caller: &Caller) -> Result<&'s SiloSettings, AppError> {
+    let silo = state.silo()?;
+    authorize(caller.principal.as_ref(), Action::AdministerSilo(&silo.cluster_tenant))?;
+    Ok(silo)
+}
+
+/// The silo, for a caller who may administer it (mutations; refusals are audited).
+pub(crate) async fn admin_write<'s>(
+    state: &'s AppState,
+    caller: &Caller,
+    audit_action: &str,
+    target: &str,
+) -> Result<&'s SiloSettings, AppError> {
+    let silo = state.silo()?;
+    authorize_mutation(state, caller, Action::AdministerSilo(&silo.cluster_tenant), audit_action, target).await?;
+    Ok(silo)
+}
+
+/// Loads the silo's entitlements.
+pub(crate) async fn snapshot(state: &AppState, caller: &Caller) -> Result<Snapshot, AppError> {
+    Snapshot::load(&state.pool).await.map_err(|e| snapshot_failure(caller, e))
+}
+
+/// Maps a snapshot failure.
+pub(crate) fn snapshot_failure(caller: &Caller, err: SnapshotError) -> AppError {
+    match err {
+        SnapshotError::Db(e) => db_failure(caller, e),
+        other => internal(caller, &other),
+    }
+}
+
+/// Asks the reconciler for an early pass (after a committed change).
+pub(crate) fn converge(silo: &SiloSettings) {
+    if let Some(trigger) = &silo.portal.trigger {
+        trigger.poke();
+    }
+}
+
+/// `Not found` with a code.
+pub(crate) fn not_found(code: &str, message: String) -> AppError {
+    AppError::NotFound { code: code.into(), message }
+}
+
+/// A conflict about one field.
+pub(crate) fn conflict(code: &str, field: &str, message: String) -> AppError {
+    AppError::Conflict { code: code.into(), message, field: Some(field.into()) }
+}
+
+/// A DNS-1123 label (names of users, policies, credentials, teams).
+pub(crate) fn dns_label(label: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{label} is required."));
+    }
+    if value.len() > 63 {
+        return Err(format!("{label} is {} characters long; the maximum is 63.", value.len()));
+    }
+    if let Some(bad) = value.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
+        let hint = if bad.is_ascii_uppercase() { " (use lowercase)" } else { "" };
+        return Err(format!("{label} may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."));
+    }
+    if value.starts_with('-') || value.ends_with('-') {
+        return Err(format!("{label} must start and end with a letter or digit."));
+    }
+    Ok(())
+}
+
+/// A limit for the pages.
+pub(crate) fn limit_view(s: &LimitStatus) -> LimitView {
+    LimitView {
+        id: s.limit.id.clone(),
+        level: s.limit.level.kind().into(),
+        target: s.limit.level.describe(),
+        currency: s.limit.currency.clone(),
+        amount: format_amount(s.limit.amount),
+        period: s.limit.period.as_str().into(),
+        thresholds: s.limit.thresholds.clone(),
+        spent: format_amount(s.spent),
+        remaining: format_amount(s.remaining),
+        used_percent: s.used_percent,
+        reached: s.reached,
+        period_start: s.window.start,
+        resets_at: s.window.end,
+    }
+}
+
+/// The state of LiteLLM enforcement.
+pub(crate) async fn sync_view(state: &AppState, caller: &Caller) -> Result<SyncView, AppError> {
+    let silo = state.silo()?;
+    let row = opencrane_silo_db::litellm::sync_state(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    let configured = silo.portal.litellm.is_some();
+    Ok(SyncView {
+        configured,
+        ok: configured && row.ok,
+        message: if configured {
+            row.message
+        } else {
+            "LiteLLM is not configured (LITELLM_ENDPOINT): limits and model access are computed and shown, but not enforced."
+                .into()
+        },
+        finished_at: row.finished_at,
+    })
+}

@@ -1,0 +1,285 @@
+//! Budgets: limits at three levels in calendar periods of the silo's time zone, the spend ledger
+//! (per user, group and model, with a server-rendered chart and CSV export), threshold notices
+//! and the silo settings they depend on.
+
+use std::{collections::BTreeMap, fmt::Write as _};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use opencrane_db::Error as DbError;
+use opencrane_entitlements::{
+    Micros, budget, format_amount, parse_amount,
+    period::{Period, time_zone, window},
+};
+use opencrane_silo_db::{
+    budgets::{self as budget_db, BudgetFields},
+    groups, settings,
+};
+use serde_json::json;
+
+use super::{admin_read, admin_write, converge, limit_view, not_found, snapshot as load, snapshot_failure, sync_view};
+use crate::{
+    error::{AppError, FieldErrors},
+    model::portal::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
+    service::{db_failure, internal, record, sql_failure},
+    state::{AppState, Caller},
+};
+
+fn settings_view(row: settings::SettingsRow) -> SiloSettingsView {
+    SiloSettingsView { time_zone: row.time_zone, currency: row.currency, default_model_access: row.default_model_access }
+}
+
+/// Spend in the current `period`, per user, group and model, with the daily chart.
+async fn spend(state: &AppState, caller: &Caller, period: Period) -> Result<SpendView, AppError> {
+    let db = |e| db_failure(caller, e);
+    let snap = load(state, caller).await?;
+    let w = window(period, &snap.time_zone, Utc::now()).map_err(|e| internal(caller, &e))?;
+    let by_tenant = budget_db::spend_by_tenant(&state.pool, w.start, w.end).await.map_err(db)?;
+    let total: Micros = by_tenant.iter().map(|(_, s)| s).sum();
+    let mut by_user: Vec<(String, Micros)> =
+        by_tenant.iter().map(|(t, s)| (t.clone().unwrap_or_else(|| "(deleted users)".into()), *s)).collect();
+    by_user.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut by_group: BTreeMap<String, Micros> = BTreeMap::new();
+    for m in groups::all_memberships(&state.pool).await.map_err(db)? {
+        let spent = by_tenant.iter().find(|(t, _)| t.as_deref() == Some(m.tenant.as_str())).map_or(0, |(_, s)| *s);
+        *by_group.entry(m.group_name).or_default() += spent;
+    }
+    let mut by_group: Vec<(String, Micros)> = by_group.into_iter().collect();
+    by_group.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let by_model = budget_db::spend_by_model(&state.pool, w.start, w.end).await.map_err(db)?;
+    let days = budget_db::spend_by_day(&state.pool, w.start, w.end, &snap.settings.time_zone).await.map_err(db)?;
+    let local = |at: DateTime<Utc>| {
+        jiff::Timestamp::from_second(at.timestamp()).map(|t| t.to_zoned(snap.time_zone.clone()).date()).ok()
+    };
+    let first = local(w.start).and_then(|d| NaiveDate::from_ymd_opt(i32::from(d.year()), u32::try_from(d.month()).unwrap_or(1), u32::try_from(d.day()).unwrap_or(1)));
+    let length = (w.end - w.start).num_hours().div_euclid(24) + 1;
+    let fmt = |rows: Vec<(String, Micros)>| rows.into_iter().map(|(k, v)| (k, format_amount(v))).collect();
+    Ok(SpendView {
+        period: period.as_str().into(),
+        start: w.start,
+        end: w.end,
+        total: format_amount(total),
+        by_user: fmt(by_user),
+        by_group: fmt(by_group),
+        by_model: fmt(by_model),
+        chart_svg: first.map(|f| chart(f, usize::try_from(length).unwrap_or(31).min(31), &days, &snap.settings.currency)).unwrap_or_default(),
+    })
+}
+
+/// A bar per local day from `first`, `days` long; values in micros. Only numbers and dates go in,
+/// so the markup is safe to embed.
+pub fn chart(first: NaiveDate, days: usize, values: &[(NaiveDate, Micros)], currency: &str) -> String {
+    let (w, h, pad) = (620.0_f64, 160.0_f64, 24.0_f64);
+    let max = values.iter().map(|(_, v)| *v).max().unwrap_or(0).max(1);
+    #[allow(clippy::cast_precision_loss, reason = "chart geometry")]
+    let bar = (w - pad * 2.0) / days.max(1) as f64;
+    let mut svg = format!(
+        r#"<svg class="spend-chart" viewBox="0 0 {w} {h}" role="img" aria-label="Spend per day in {currency}"><line x1="{pad}" y1="{}" x2="{}" y2="{}" stroke="currentColor" stroke-opacity="0.3"/>"#,
+        h - pad,
+        w - pad,
+        h - pad
+    );
+    for i in 0..days {
+        let day = first + chrono::Duration::days(i64::try_from(i).unwrap_or(0));
+        let v = values.iter().find(|(d, _)| *d == day).map_or(0, |(_, v)| *v);
+        #[allow(clippy::cast_precision_loss, reason = "chart geometry")]
+        let height = (h - pad * 2.0) * v as f64 / max as f64;
+        #[allow(clippy::cast_precision_loss, reason = "chart geometry")]
+        let x = pad + bar * i as f64;
+        let _ = write!(
+            svg,
+            r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{height:.1}" fill="currentColor" fill-opacity="0.7"><title>{day}: {} {currency}</title></rect>"#,
+            h - pad - height,
+            (bar - 2.0).max(1.0),
+            format_amount(v)
+        );
+        if i == 0 || i + 1 == days || day.format("%d").to_string() == "15" {
+            let _ = write!(svg, r#"<text x="{x:.1}" y="{}" font-size="10" fill="currentColor">{}</text>"#, h - 8.0, day.format("%d %b"));
+        }
+    }
+    let _ = write!(svg, r#"<text x="{pad}" y="14" font-size="10" fill="currentColor">max {} {currency}</text></svg>"#, format_amount(max));
+    svg
+}
+
+fn period_or_month(period: Option<&str>) -> Result<Period, AppError> {
+    match period.map(str::trim).filter(|p| !p.is_empty()) {
+        None => Ok(Period::Month),
+        Some(p) => Period::parse(p).ok_or_else(|| AppError::field("period", "Choose day, week or month.")),
+    }
+}
+
+/// The budgets page.
+pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>) -> Result<BudgetOverview, AppError> {
+    admin_read(state, caller)?;
+    let db = |e| db_failure(caller, e);
+    let period = period_or_month(period.as_deref())?;
+    let snap = load(state, caller).await?;
+    let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
+    let limits: Vec<LimitView> = snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?.iter().map(limit_view).collect();
+    let notices = budget_db::open_notices(&state.pool)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|n| NoticeView { id: n.id, message: n.message, threshold: n.threshold, created_at: n.created_at })
+        .collect();
+    let groups = groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
+    Ok(BudgetOverview {
+        settings: settings_view(snap.settings.clone()),
+        limits,
+        notices,
+        spend: spend(state, caller, period).await?,
+        enforcement: sync_view(state, caller).await?,
+        users: snap.tenants.iter().map(|t| t.name.clone()).collect(),
+        groups,
+    })
+}
+
+/// The spend of the current `period` as CSV: one row per user and model.
+pub async fn spend_csv(state: &AppState, caller: &Caller, period: Option<String>) -> Result<String, AppError> {
+    admin_read(state, caller)?;
+    let period = period_or_month(period.as_deref())?;
+    let view = spend(state, caller, period).await?;
+    let currency = settings::get(&state.pool).await.map_err(|e| db_failure(caller, e))?.currency;
+    let mut csv = String::from("kind,name,amount,currency,period_start,period_end\n");
+    let quote = |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() };
+    for (kind, rows) in [("user", &view.by_user), ("group", &view.by_group), ("model", &view.by_model)] {
+        for (name, amount) in rows {
+            let _ = writeln!(csv, "{kind},{},{amount},{currency},{},{}", quote(name), view.start.to_rfc3339(), view.end.to_rfc3339());
+        }
+    }
+    let _ = writeln!(csv, "total,,{},{currency},{},{}", view.total, view.start.to_rfc3339(), view.end.to_rfc3339());
+    Ok(csv)
+}
+
+/// Sets the limit of the silo, a group or a user (replacing the target's previous limit).
+pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> Result<LimitView, AppError> {
+    let target_label = req.target.clone().unwrap_or_else(|| req.level.clone());
+    let silo = admin_write(state, caller, "budget.set", &target_label).await?;
+    let snap = load(state, caller).await?;
+    let mut errors = FieldErrors::new();
+    let level = req.level.trim();
+    let target = req.target.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let (mut group_id, mut tenant) = (None, None);
+    match level {
+        "silo" => {}
+        "group" => {
+            let all = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            match target.and_then(|t| all.iter().find(|g| g.id.to_string() == t || g.name == t)) {
+                Some(g) => group_id = Some(g.id),
+                None => errors.add("target", "Choose a group."),
+            }
+        }
+        "user" => match target.and_then(|t| snap.tenant(t)) {
+            Some(t) => tenant = Some(t.name.clone()),
+            None => errors.add("target", "Choose a user."),
+        },
+        _ => errors.add("level", "Choose silo, group or user."),
+    }
+    let currency = if req.currency.trim().is_empty() { snap.settings.currency.clone() } else { req.currency.trim().to_ascii_uppercase() };
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        errors.add("currency", "Use a three-letter ISO 4217 code such as USD.");
+    } else if currency != snap.settings.currency {
+        errors.add(
+            "currency",
+            format!("Limits are enforced against LiteLLM's spend, reported in {}; use {} (or change the silo currency).", snap.settings.currency, snap.settings.currency),
+        );
+    }
+    let amount = parse_amount(&req.amount.0);
+    if amount.is_none() {
+        errors.add("amount", "Enter an amount like 100 or 99.50 (two decimals at most); 0 blocks all spending.");
+    }
+    let period = period_or_month(Some(&req.period)).map(Some).unwrap_or_else(|_| {
+        errors.add("period", "Choose day, week or month.");
+        None
+    });
+    let mut thresholds = if req.thresholds.is_empty() { budget::DEFAULT_THRESHOLDS.to_vec() } else { req.thresholds.clone() };
+    thresholds.sort_unstable();
+    errors.check("thresholds", budget::validate_thresholds(&thresholds));
+    let (Some(amount), Some(period)) = (amount, period) else {
+        return Err(AppError::Validation { fields: errors });
+    };
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let thresholds_db: Vec<i16> = thresholds.iter().map(|t| i16::from(*t)).collect();
+    let f = BudgetFields { level, group_id, tenant: tenant.as_deref(), currency: &currency, amount, period: period.as_str(), thresholds: &thresholds_db };
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let id = budget_db::put(&mut tx, &f).await.map_err(|e| match e {
+        DbError::ForeignKeyViolation { .. } => AppError::field("target", "It was deleted meanwhile."),
+        other => db_failure(caller, other),
+    })?;
+    let meta = json!({ "id": id, "level": level, "amount": format_amount(amount), "currency": currency, "period": period.as_str(), "thresholds": thresholds });
+    record(&mut *tx, caller, "budget.set", &target_label, "success", meta).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    let snap = load(state, caller).await?;
+    let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
+    let statuses = snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?;
+    statuses.iter().find(|s| s.limit.id == id.to_string()).map(limit_view).ok_or_else(|| budget_not_found(&id.to_string()))
+}
+
+fn budget_not_found(id: &str) -> AppError {
+    not_found("BUDGET_NOT_FOUND", format!("No limit with id “{id}” exists in this silo."))
+}
+
+/// Removes a limit.
+pub async fn delete_limit(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "budget.delete", id).await?;
+    let uuid = uuid::Uuid::parse_str(id.trim()).map_err(|_| budget_not_found(id))?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !budget_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
+        return Err(budget_not_found(id));
+    }
+    record(&mut *tx, caller, "budget.delete", id, "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
+}
+
+/// Changes the silo settings (time zone, currency, default model access).
+pub async fn update_settings(state: &AppState, caller: &Caller, req: SiloSettingsView) -> Result<SiloSettingsView, AppError> {
+    let silo = admin_write(state, caller, "settings.update", "silo").await?;
+    let mut errors = FieldErrors::new();
+    let tz = req.time_zone.trim().to_owned();
+    errors.check("timeZone", time_zone(&tz).map(|_| ()));
+    let currency = req.currency.trim().to_ascii_uppercase();
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        errors.add("currency", "Use a three-letter ISO 4217 code such as USD.");
+    }
+    let access = req.default_model_access.trim().to_owned();
+    if !matches!(access.as_str(), "allow" | "deny") {
+        errors.add("defaultModelAccess", "Choose allow or deny.");
+    }
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let row = settings::update(&mut *tx, &tz, &currency, &access).await.map_err(|e| db_failure(caller, e))?;
+    record(&mut *tx, caller, "settings.update", "silo", "success", json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(settings_view(row))
+}
+
+/// Dismisses a notice.
+pub async fn dismiss_notice(state: &AppState, caller: &Caller, id: i64) -> Result<(), AppError> {
+    admin_write(state, caller, "notice.dismiss", &id.to_string()).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !budget_db::dismiss(&mut *tx, id).await.map_err(|e| db_failure(caller, e))? {
+        return Err(not_found("NOTICE_NOT_FOUND", "No open notice with this id.".into()));
+    }
+    record(&mut *tx, caller, "notice.dismiss", &id.to_string(), "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chart_has_a_bar_per_day_and_only_numbers_and_dates() {
+        let first = NaiveDate::from_ymd_opt(2026, 2, 1).unwrap_or_default();
+        let svg = chart(first, 28, &[(first, 2_000_000), (first + chrono::Duration::days(3), 1_000_000)], "USD");
+        assert_eq!(svg.matches("<rect").count(), 28);
+        assert!(svg.contains("2026-02-01: 2.00 USD"));
+        assert!(svg.contains("2026-02-04: 1.00 USD"));
+        assert!(svg.contains("max 2.00 USD"));
+        assert!(!svg.contains("style="), "no inline styles (the CSP forbids them)");
+    }
+}

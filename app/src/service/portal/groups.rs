@@ -1,0 +1,144 @@
+//! Groups: scoped sets of users (org, department, team, project, personal). Groups named in the
+//! identity provider's groups claim are mirrored at sign-in and marked `idp`.
+
+use opencrane_db::Error as DbError;
+use opencrane_silo_db::{
+    groups::{self, GroupRow},
+    tenants::{self, TenantFilter},
+};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::{admin_read, admin_write, conflict, converge, not_found};
+use crate::{
+    error::{AppError, FieldErrors},
+    model::portal::{GROUP_SCOPES, GroupRequest, GroupView},
+    service::{db_failure, record, sql_failure},
+    state::{AppState, Caller},
+};
+
+fn group_not_found(id: &str) -> AppError {
+    not_found("GROUP_NOT_FOUND", format!("No group with id “{id}” exists in this silo."))
+}
+
+/// Parses a group id; anything that is not one answers like a missing group.
+pub(crate) fn parse_id(id: &str) -> Result<Uuid, AppError> {
+    Uuid::parse_str(id.trim()).map_err(|_| group_not_found(id))
+}
+
+async fn view(state: &AppState, caller: &Caller, row: GroupRow) -> Result<GroupView, AppError> {
+    let members = groups::members(&state.pool, row.id).await.map_err(|e| db_failure(caller, e))?;
+    Ok(GroupView { id: row.id.to_string(), name: row.name, scope: row.scope, description: row.description, source: row.source, members })
+}
+
+/// Every group with its members.
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<GroupView>, AppError> {
+    admin_read(state, caller)?;
+    let rows = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    let mut views = Vec::with_capacity(rows.len());
+    for row in rows {
+        views.push(view(state, caller, row).await?);
+    }
+    Ok(views)
+}
+
+/// One group.
+pub async fn get(state: &AppState, caller: &Caller, id: &str) -> Result<GroupView, AppError> {
+    admin_read(state, caller)?;
+    let uuid = parse_id(id)?;
+    let row = groups::get(&state.pool, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    view(state, caller, row).await
+}
+
+struct Valid {
+    name: String,
+    scope: String,
+    description: String,
+    members: Vec<String>,
+}
+
+async fn validate(state: &AppState, caller: &Caller, req: &GroupRequest) -> Result<Valid, AppError> {
+    let mut errors = FieldErrors::new();
+    let name = req.name.trim().to_owned();
+    let name_ok = !name.is_empty()
+        && name.len() <= 80
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | ':' | '.' | '_'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if name.is_empty() {
+        errors.add("name", "Name is required.");
+    } else if !name_ok {
+        errors.add("name", "Use lowercase letters, digits and - : . _ (starting and ending with a letter or digit), up to 80 characters.");
+    }
+    let scope = req.scope.trim().to_owned();
+    if !GROUP_SCOPES.contains(&scope.as_str()) {
+        errors.add("scope", format!("Choose one of {}.", GROUP_SCOPES.join(", ")));
+    }
+    let description = req.description.trim().to_owned();
+    if description.chars().count() > 500 {
+        errors.add("description", "At most 500 characters.");
+    }
+    let mut members: Vec<String> = req.members.iter().map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).collect();
+    members.sort();
+    members.dedup();
+    if !members.is_empty() {
+        let known = tenants::list(&state.pool, &TenantFilter::default()).await.map_err(|e| db_failure(caller, e))?;
+        let unknown: Vec<&str> = members.iter().filter(|m| !known.iter().any(|t| t.name == **m)).map(String::as_str).collect();
+        if !unknown.is_empty() {
+            errors.add("members", format!("No user named {}.", unknown.iter().map(|u| format!("“{u}”")).collect::<Vec<_>>().join(", ")));
+        }
+    }
+    errors.into_result(Valid { name, scope, description, members }).map_err(|fields| AppError::Validation { fields })
+}
+
+fn write_failure(caller: &Caller, err: DbError) -> AppError {
+    match &err {
+        DbError::UniqueViolation { constraint } if constraint == "groups_scope_name_key" => {
+            conflict("GROUP_EXISTS", "name", "A group with this name exists in this scope.".into())
+        }
+        DbError::ForeignKeyViolation { .. } => AppError::field("members", "A member was deleted meanwhile; reload and try again."),
+        _ => db_failure(caller, err),
+    }
+}
+
+/// Creates a group with its members.
+pub async fn create(state: &AppState, caller: &Caller, req: GroupRequest) -> Result<GroupView, AppError> {
+    let silo = admin_write(state, caller, "group.create", req.name.trim()).await?;
+    let v = validate(state, caller, &req).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let id = groups::insert(&mut *tx, &v.name, &v.scope, &v.description, "local").await.map_err(|e| write_failure(caller, e))?;
+    groups::set_members(&mut *tx, id, &v.members).await.map_err(|e| write_failure(caller, e))?;
+    record(&mut *tx, caller, "group.create", &v.name, "success", json!({ "id": id, "scope": v.scope, "members": v.members })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    get(state, caller, &id.to_string()).await
+}
+
+/// Changes a group and replaces its members.
+pub async fn update(state: &AppState, caller: &Caller, id: &str, req: GroupRequest) -> Result<GroupView, AppError> {
+    let silo = admin_write(state, caller, "group.update", id).await?;
+    let uuid = parse_id(id)?;
+    let v = validate(state, caller, &req).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !groups::update(&mut *tx, uuid, &v.name, &v.scope, &v.description).await.map_err(|e| write_failure(caller, e))? {
+        return Err(group_not_found(id));
+    }
+    groups::set_members(&mut *tx, uuid, &v.members).await.map_err(|e| write_failure(caller, e))?;
+    record(&mut *tx, caller, "group.update", &v.name, "success", json!({ "id": uuid, "scope": v.scope, "members": v.members })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    get(state, caller, id).await
+}
+
+/// Deletes a group; its grants, limit and default model go with it.
+pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "group.delete", id).await?;
+    let uuid = parse_id(id)?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let row = groups::get(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    groups::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    record(&mut *tx, caller, "group.delete", &row.name, "success", json!({ "id": uuid })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
+}

@@ -1,0 +1,340 @@
+//! Model routing: provider credentials (sealed; the secret never comes back), deployments behind
+//! public names (weighted), fallback chains and default models for the silo, groups and users.
+
+use opencrane_db::Error as DbError;
+use opencrane_portal::seal;
+use opencrane_silo_db::{
+    groups,
+    models::{self as model_db, DefinitionFields},
+    tenants::{self, TenantFilter},
+};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::{admin_read, admin_write, conflict, converge, dns_label, not_found, sync_view};
+use crate::{
+    error::{AppError, FieldErrors},
+    model::portal::{
+        CredentialRequest, CredentialView, DefaultRequest, DefaultView, DeploymentRequest, DeploymentView,
+        FallbackRequest, ModelsOverview, PROVIDERS,
+    },
+    service::{db_failure, internal, record, sql_failure},
+    state::{AppState, Caller},
+};
+
+fn credential_view(r: model_db::CredentialRow) -> CredentialView {
+    CredentialView { id: r.id.to_string(), name: r.name, provider: r.provider, api_base: r.api_base, hint: r.hint, used_by: r.used_by, updated_at: r.updated_at }
+}
+
+fn public_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 80
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._:/".contains(c))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+fn api_base_ok(base: &str) -> bool {
+    (base.starts_with("https://") || base.starts_with("http://")) && base.len() > 8 && !base.contains(char::is_whitespace)
+}
+
+/// The models page.
+pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOverview, AppError> {
+    let silo = admin_read(state, caller)?;
+    let db = |e| db_failure(caller, e);
+    let credentials = model_db::credentials(&state.pool).await.map_err(db)?.into_iter().map(credential_view).collect();
+    let rows = model_db::definitions(&state.pool).await.map_err(db)?;
+    let deployments = rows
+        .iter()
+        .map(|d| {
+            let total: i64 = rows.iter().filter(|o| o.public_name == d.public_name).map(|o| i64::from(o.weight)).sum();
+            DeploymentView {
+                id: d.id.to_string(),
+                public_name: d.public_name.clone(),
+                upstream_model: d.upstream_model.clone(),
+                api_base: d.api_base.clone(),
+                credential: d.credential_name.clone(),
+                weight: d.weight,
+                share_percent: u32::try_from((i64::from(d.weight) * 100).checked_div(total).unwrap_or(0)).unwrap_or(0),
+            }
+        })
+        .collect();
+    let mut public_names: Vec<String> = rows.iter().map(|d| d.public_name.clone()).collect();
+    public_names.dedup();
+    let defaults = model_db::defaults(&state.pool)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|d| DefaultView {
+            id: d.id.to_string(),
+            target: match d.scope.as_str() {
+                "silo" => "the whole silo".into(),
+                "group" => format!("group “{}”", d.group_name.unwrap_or_default()),
+                _ => format!("user {}", d.tenant.unwrap_or_default()),
+            },
+            scope: d.scope,
+            model: d.model,
+        })
+        .collect();
+    Ok(ModelsOverview {
+        credentials,
+        deployments,
+        fallbacks: model_db::fallbacks(&state.pool).await.map_err(db)?,
+        defaults,
+        public_names,
+        users: tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?.into_iter().map(|t| t.name).collect(),
+        groups: groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect(),
+        credentials_enabled: silo.portal.secrets.is_some(),
+        enforcement: sync_view(state, caller).await?,
+    })
+}
+
+fn secrets_missing() -> AppError {
+    AppError::Unprocessable {
+        code: "CREDENTIALS_KEY_MISSING".into(),
+        message: "Provider keys cannot be stored: this silo has no credentials key (OPENCRANE_CREDENTIALS_KEY).".into(),
+        field: Some("apiKey".into()),
+    }
+}
+
+fn credential_not_found(id: &str) -> AppError {
+    not_found("CREDENTIAL_NOT_FOUND", format!("No credential with id “{id}” exists in this silo."))
+}
+
+/// Stores a provider credential (sealed).
+pub async fn add_credential(state: &AppState, caller: &Caller, req: CredentialRequest) -> Result<CredentialView, AppError> {
+    let name = req.name.trim().to_owned();
+    let silo = admin_write(state, caller, "credential.create", &name).await?;
+    let mut errors = FieldErrors::new();
+    errors.check("name", dns_label("Name", &name));
+    let provider = req.provider.trim().to_owned();
+    if !PROVIDERS.contains(&provider.as_str()) {
+        errors.add("provider", format!("Choose one of {}.", PROVIDERS.join(", ")));
+    }
+    let key = req.api_key.trim().to_owned();
+    if key.len() < 8 || key.contains(char::is_whitespace) {
+        errors.add("apiKey", "Paste the provider's API key (at least 8 characters, no spaces).");
+    }
+    let base = req.api_base.as_deref().map(str::trim).filter(|b| !b.is_empty()).map(str::to_owned);
+    if base.as_deref().is_some_and(|b| !api_base_ok(b)) {
+        errors.add("apiBase", "An http(s):// URL, or empty for the provider's default.");
+    }
+    if provider == "openai-compatible" && base.is_none() {
+        errors.add("apiBase", "An OpenAI-compatible provider needs its URL.");
+    }
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
+    let sealed = secrets.seal(key.as_bytes(), &format!("credential:{name}")).map_err(|e| internal(caller, &e))?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let id = model_db::insert_credential(&mut *tx, &name, &provider, base.as_deref(), &sealed, &seal::hint(&key)).await.map_err(|e| match e {
+        DbError::UniqueViolation { .. } => conflict("CREDENTIAL_EXISTS", "name", "A credential with this name exists.".into()),
+        other => db_failure(caller, other),
+    })?;
+    // Metadata only: the key never reaches the log.
+    record(&mut *tx, caller, "credential.create", &name, "success", json!({ "id": id, "provider": provider })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    credential(state, caller, id).await
+}
+
+async fn credential(state: &AppState, caller: &Caller, id: Uuid) -> Result<CredentialView, AppError> {
+    model_db::credentials(&state.pool)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|c| c.id == id)
+        .map(credential_view)
+        .ok_or_else(|| credential_not_found(&id.to_string()))
+}
+
+/// Replaces a credential's key (rotation); deployments using it switch on the next pass.
+pub async fn rotate_credential(state: &AppState, caller: &Caller, id: &str, req: CredentialRequest) -> Result<CredentialView, AppError> {
+    let silo = admin_write(state, caller, "credential.rotate", id).await?;
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| credential_not_found(id))?;
+    let key = req.api_key.trim().to_owned();
+    if key.len() < 8 || key.contains(char::is_whitespace) {
+        return Err(AppError::field("apiKey", "Paste the new API key (at least 8 characters, no spaces)."));
+    }
+    let current = credential(state, caller, uuid).await?;
+    let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
+    let sealed = secrets.seal(key.as_bytes(), &format!("credential:{}", current.name)).map_err(|e| internal(caller, &e))?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !model_db::rotate_credential(&mut *tx, uuid, &sealed, &seal::hint(&key)).await.map_err(|e| db_failure(caller, e))? {
+        return Err(credential_not_found(id));
+    }
+    record(&mut *tx, caller, "credential.rotate", &current.name, "success", json!({ "id": uuid })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    credential(state, caller, uuid).await
+}
+
+/// Deletes a credential no deployment uses.
+pub async fn delete_credential(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "credential.delete", id).await?;
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| credential_not_found(id))?;
+    let current = credential(state, caller, uuid).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    model_db::delete_credential(&mut *tx, uuid).await.map_err(|e| match e {
+        DbError::ForeignKeyViolation { .. } => AppError::Conflict {
+            code: "CREDENTIAL_IN_USE".into(),
+            message: format!("{} deployment(s) use “{}”; remove them or move them to another credential first.", current.used_by, current.name),
+            field: None,
+        },
+        other => db_failure(caller, other),
+    })?;
+    record(&mut *tx, caller, "credential.delete", &current.name, "success", json!({ "id": uuid })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
+}
+
+/// Adds a deployment behind a public name.
+pub async fn add_deployment(state: &AppState, caller: &Caller, req: DeploymentRequest) -> Result<DeploymentView, AppError> {
+    let public = req.public_name.trim().to_owned();
+    let silo = admin_write(state, caller, "model.create", &public).await?;
+    let mut errors = FieldErrors::new();
+    if !public_name_ok(&public) {
+        errors.add("publicName", "Use lowercase letters, digits and - . _ : / (starting and ending with a letter or digit), up to 80 characters.");
+    }
+    let upstream = req.upstream_model.trim().to_owned();
+    if upstream.is_empty() || upstream.len() > 200 || upstream.contains(char::is_whitespace) {
+        errors.add("upstreamModel", "Name the provider's model, e.g. openai/gpt-4o-mini.");
+    }
+    let base = req.api_base.as_deref().map(str::trim).filter(|b| !b.is_empty()).map(str::to_owned);
+    if base.as_deref().is_some_and(|b| !api_base_ok(b)) {
+        errors.add("apiBase", "An http(s):// URL, or empty.");
+    }
+    let weight = req.weight.unwrap_or(1);
+    if !(1..=1000).contains(&weight) {
+        errors.add("weight", "A whole number from 1 to 1000: its share of this name's traffic.");
+    }
+    let credential_id = match req.credential.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        None => None,
+        Some(c) => {
+            let all = model_db::credentials(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            match all.iter().find(|x| x.id.to_string() == c || x.name == c) {
+                Some(x) => Some(x.id),
+                None => {
+                    errors.add("credential", format!("No credential named “{c}”."));
+                    None
+                }
+            }
+        }
+    };
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let f = DefinitionFields { public_name: &public, upstream_model: &upstream, api_base: base.as_deref(), credential_id, weight };
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let id = model_db::insert_definition(&mut *tx, &f).await.map_err(|e| match e {
+        DbError::UniqueViolation { .. } => conflict("MODEL_EXISTS", "upstreamModel", "This public name already has a deployment of this upstream model.".into()),
+        other => db_failure(caller, other),
+    })?;
+    record(&mut *tx, caller, "model.create", &public, "success", json!({ "id": id, "upstreamModel": upstream, "weight": weight })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    overview(state, caller).await?.deployments.into_iter().find(|d| d.id == id.to_string()).ok_or_else(|| model_not_found(&id.to_string()))
+}
+
+fn model_not_found(id: &str) -> AppError {
+    not_found("MODEL_NOT_FOUND", format!("No deployment with id “{id}” exists in this silo."))
+}
+
+/// Removes a deployment.
+pub async fn delete_deployment(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "model.delete", id).await?;
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| model_not_found(id))?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !model_db::delete_definition(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
+        return Err(model_not_found(id));
+    }
+    record(&mut *tx, caller, "model.delete", id, "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
+}
+
+/// Sets the fallback chain of a public name.
+pub async fn set_fallbacks(state: &AppState, caller: &Caller, req: FallbackRequest) -> Result<Vec<(String, Vec<String>)>, AppError> {
+    let public = req.public_name.trim().to_owned();
+    let silo = admin_write(state, caller, "model.fallbacks", &public).await?;
+    let names: Vec<String> = model_db::definitions(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(|d| d.public_name).collect();
+    let mut errors = FieldErrors::new();
+    if !names.contains(&public) {
+        errors.add("publicName", format!("No model named “{public}” is defined."));
+    }
+    let chain: Vec<String> = req.chain.iter().map(|c| c.trim().to_owned()).filter(|c| !c.is_empty()).collect();
+    if chain.len() > 10 {
+        errors.add("chain", "At most 10 fallbacks.");
+    }
+    for (i, c) in chain.iter().enumerate() {
+        if *c == public {
+            errors.add("chain", "A model cannot fall back to itself.");
+        } else if !names.contains(c) {
+            errors.add("chain", format!("No model named “{c}” is defined."));
+        } else if chain[..i].contains(c) {
+            errors.add("chain", format!("“{c}” appears twice."));
+        }
+    }
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    model_db::set_fallbacks(&mut tx, &public, &chain).await.map_err(|e| db_failure(caller, e))?;
+    record(&mut *tx, caller, "model.fallbacks", &public, "success", json!({ "chain": chain })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    model_db::fallbacks(&state.pool).await.map_err(|e| db_failure(caller, e))
+}
+
+/// Sets the default model of the silo, a group or a user.
+pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest) -> Result<DefaultView, AppError> {
+    let silo = admin_write(state, caller, "model.default", req.scope.trim()).await?;
+    let mut errors = FieldErrors::new();
+    let scope = req.scope.trim();
+    let target = req.target.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let (mut group, mut tenant) = (None, None);
+    match scope {
+        "silo" => {}
+        "group" => {
+            let all = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            match target.and_then(|t| all.iter().find(|g| g.id.to_string() == t || g.name == t)) {
+                Some(g) => group = Some((g.id, g.name.clone())),
+                None => errors.add("target", "Choose a group."),
+            }
+        }
+        "user" => match target {
+            Some(t) if tenants::get(&state.pool, t).await.map_err(|e| db_failure(caller, e))?.is_some() => tenant = Some(t.to_owned()),
+            _ => errors.add("target", "Choose a user."),
+        },
+        _ => errors.add("scope", "Choose silo, group or user."),
+    }
+    let model = req.model.trim().to_owned();
+    let names: Vec<String> = model_db::definitions(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(|d| d.public_name).collect();
+    if !names.contains(&model) {
+        errors.add("model", if model.is_empty() { "Choose a model.".to_owned() } else { format!("No model named “{model}” is defined.") });
+    }
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let id = model_db::put_default(&mut tx, scope, group.as_ref().map(|g| g.0), tenant.as_deref(), &model).await.map_err(|e| db_failure(caller, e))?;
+    let target_label = match (scope, &group, &tenant) {
+        ("group", Some((_, name)), _) => format!("group “{name}”"),
+        ("user", _, Some(t)) => format!("user {t}"),
+        _ => "the whole silo".into(),
+    };
+    record(&mut *tx, caller, "model.default", &target_label, "success", json!({ "model": model, "scope": scope })).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(DefaultView { id: id.to_string(), scope: scope.to_owned(), target: target_label, model })
+}
+
+/// Removes a default.
+pub async fn delete_default(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "model.default.delete", id).await?;
+    let missing = || not_found("DEFAULT_NOT_FOUND", format!("No default with id “{id}” exists in this silo."));
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| missing())?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !model_db::delete_default(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
+        return Err(missing());
+    }
+    record(&mut *tx, caller, "model.default.delete", id, "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
+}

@@ -1,0 +1,363 @@
+//! Users (tenants): list with search and filters, create, edit, suspend/resume, delete.
+//! A user's monthly budget is their own limit (see budgets); suspending blocks their key.
+
+use std::collections::BTreeMap;
+
+use opencrane_db::Error as DbError;
+use opencrane_entitlements::{format_amount, parse_amount};
+use opencrane_silo_db::{
+    budgets::{self, BudgetFields},
+    groups, litellm as key_db, settings,
+    tenants::{self, TenantFields, TenantFilter, TenantRow},
+};
+use serde_json::json;
+
+use super::{admin_read, admin_write, conflict, converge, dns_label, not_found, sync_view};
+use crate::{
+    error::{AppError, FieldErrors},
+    model::{
+        portal::{KeyStatus, Resources, UserFilter, UserList, UserRequest, UserView},
+        rules,
+    },
+    service::{db_failure, record, sql_failure},
+    state::{AppState, Caller},
+};
+
+fn user_not_found(name: &str) -> AppError {
+    not_found("TENANT_NOT_FOUND", format!("No user named “{name}” exists in this silo."))
+}
+
+/// What the pages show of users beside their rows: groups, own limits, keys.
+struct Extras {
+    groups: BTreeMap<String, Vec<String>>,
+    limits: BTreeMap<String, String>,
+    keys: BTreeMap<String, KeyStatus>,
+}
+
+async fn extras(state: &AppState, caller: &Caller) -> Result<Extras, AppError> {
+    let db = |e| db_failure(caller, e);
+    let mut groups_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for m in groups::all_memberships(&state.pool).await.map_err(db)? {
+        groups_of.entry(m.tenant).or_default().push(m.group_name);
+    }
+    let limits = budgets::list(&state.pool)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .filter_map(|b| {
+            let per = opencrane_entitlements::period::Period::parse(&b.period)?.per();
+            Some((b.tenant?, format!("{} {} {per}", format_amount(b.amount), b.currency)))
+        })
+        .collect();
+    let keys = key_db::keys(&state.pool)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|k| {
+            let status = KeyStatus {
+                blocked: k.applied["blocked"].as_bool().unwrap_or(false),
+                models: serde_json::from_value(k.applied["models"].clone()).unwrap_or_default(),
+                max_budget: k.applied["maxBudget"].as_i64().map(format_amount),
+                drift: k.drift,
+                synced_at: k.synced_at,
+            };
+            (k.tenant, status)
+        })
+        .collect();
+    Ok(Extras { groups: groups_of, limits, keys })
+}
+
+fn view(row: TenantRow, extras: &Extras) -> UserView {
+    UserView {
+        groups: extras.groups.get(&row.name).cloned().unwrap_or_default(),
+        own_limit: extras.limits.get(&row.name).cloned(),
+        key: extras.keys.get(&row.name).cloned(),
+        name: row.name,
+        display_name: row.display_name,
+        email: row.email,
+        subject: row.subject,
+        team: row.team,
+        policy_ref: row.policy_ref,
+        resources: Resources { cpu: row.cpu, memory: row.memory },
+        suspended: row.suspended,
+        phase: row.phase,
+        origin: row.origin,
+        created_at: row.created_at,
+    }
+}
+
+/// Users matching `filter`.
+pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Result<UserList, AppError> {
+    admin_read(state, caller)?;
+    let db = |e| db_failure(caller, e);
+    let trimmed = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+    let (q, team, phase) = (trimmed(&filter.q), trimmed(&filter.team), trimmed(&filter.phase));
+    let f = TenantFilter { search: q.as_deref(), team: team.as_deref(), suspended: filter.suspended, phase: phase.as_deref() };
+    let rows = tenants::list(&state.pool, &f).await.map_err(db)?;
+    let all = tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?;
+    let mut teams: Vec<String> = all.iter().filter_map(|t| t.team.clone()).collect();
+    teams.sort();
+    teams.dedup();
+    let policies = opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
+    let extras = extras(state, caller).await?;
+    Ok(UserList {
+        users: rows.into_iter().map(|r| view(r, &extras)).collect(),
+        teams,
+        policies,
+        enforcement: sync_view(state, caller).await?,
+    })
+}
+
+/// One user.
+pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
+    admin_read(state, caller)?;
+    let row = tenants::get(&state.pool, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    Ok(view(row, &extras(state, caller).await?))
+}
+
+/// A validated request.
+struct Valid {
+    display_name: String,
+    email: String,
+    subject: String,
+    team: Option<String>,
+    policy_ref: Option<String>,
+    cpu: Option<String>,
+    memory: Option<String>,
+    /// `Some(None)`: remove the user's own limit.
+    budget: Option<Option<i64>>,
+}
+
+fn cpu_ok(v: &str) -> bool {
+    let digits = v.strip_suffix('m').unwrap_or(v);
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, "0"));
+    !whole.is_empty() && whole.bytes().all(|b| b.is_ascii_digit()) && !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn memory_ok(v: &str) -> bool {
+    let digits = ["Ki", "Mi", "Gi", "Ti", "K", "M", "G", "T"].iter().find_map(|u| v.strip_suffix(u)).unwrap_or(v);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn validate(req: &UserRequest) -> Result<Valid, AppError> {
+    let mut errors = FieldErrors::new();
+    let opt = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+    let display_name = req.display_name.trim().to_owned();
+    errors.check("displayName", rules::display_text("Display name", &display_name, 120));
+    let email = req.email.trim().to_owned();
+    match email.split_once('@') {
+        _ if email.is_empty() => errors.add("email", "E-mail is required."),
+        Some((local, domain)) if !local.is_empty() && domain.contains('.') && !email.contains(char::is_whitespace) && email.len() <= 254 => {}
+        _ => errors.add("email", "Enter an e-mail address like ana@example.com."),
+    }
+    let subject = req.subject.trim().to_owned();
+    errors.check("subject", rules::display_text("Subject", &subject, 255));
+    let team = opt(&req.team);
+    if let Some(t) = &team {
+        errors.check("team", dns_label("Team", t));
+    }
+    let policy_ref = opt(&req.policy_ref);
+    let resources = req.resources.clone().unwrap_or_default();
+    let cpu = opt(&resources.cpu);
+    if cpu.as_deref().is_some_and(|c| !cpu_ok(c)) {
+        errors.add("resources.cpu", "CPU is a number of cores like 1 or 0.5, or millicores like 500m.");
+    }
+    let memory = opt(&resources.memory);
+    if memory.as_deref().is_some_and(|m| !memory_ok(m)) {
+        errors.add("resources.memory", "Memory is a size like 512Mi or 2Gi.");
+    }
+    let budget = match req.monthly_budget_usd.as_ref().map(|a| a.0.trim()) {
+        None => None,
+        Some("") => Some(None),
+        Some(text) => match parse_amount(text) {
+            Some(micros) => Some(Some(micros)),
+            None => {
+                errors.add("monthlyBudgetUsd", "Enter an amount like 25 or 25.50 (two decimals at most), or leave it empty.");
+                None
+            }
+        },
+    };
+    errors
+        .into_result(Valid { display_name, email, subject, team, policy_ref, cpu, memory, budget })
+        .map_err(|fields| AppError::Validation { fields })
+}
+
+fn write_failure(caller: &Caller, err: DbError) -> AppError {
+    match &err {
+        DbError::UniqueViolation { constraint } if constraint == "tenants_pkey" => {
+            conflict("TENANT_EXISTS", "name", "A user with this name exists; choose another.".into())
+        }
+        DbError::UniqueViolation { constraint } if constraint == "tenants_subject_key" => {
+            conflict("SUBJECT_TAKEN", "subject", "Another user already has this subject: a person has one user per silo.".into())
+        }
+        DbError::UniqueViolation { constraint } if constraint == "tenants_email_key" => {
+            conflict("EMAIL_TAKEN", "email", "Another user already has this e-mail address.".into())
+        }
+        DbError::ForeignKeyViolation { constraint } if constraint == "tenants_policy_ref_fkey" => {
+            AppError::field("policyRef", "No access policy has this name.")
+        }
+        _ => db_failure(caller, err),
+    }
+}
+
+async fn apply_budget(
+    tx: &mut sqlx::PgConnection,
+    caller: &Caller,
+    name: &str,
+    budget: Option<Option<i64>>,
+) -> Result<(), AppError> {
+    let db = |e| db_failure(caller, e);
+    match budget {
+        None => {}
+        Some(Some(amount)) => {
+            let currency = settings::get(&mut *tx).await.map_err(db)?.currency;
+            let f = BudgetFields {
+                level: "user",
+                group_id: None,
+                tenant: Some(name),
+                currency: &currency,
+                amount,
+                period: "month",
+                thresholds: &[50, 80, 100],
+            };
+            budgets::put(tx, &f).await.map_err(db)?;
+        }
+        Some(None) => {
+            let own = budgets::list(&mut *tx).await.map_err(db)?.into_iter().find(|b| b.tenant.as_deref() == Some(name));
+            if let Some(b) = own {
+                budgets::delete(&mut *tx, b.id).await.map_err(db)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Creates a user.
+pub async fn create(state: &AppState, caller: &Caller, req: UserRequest) -> Result<UserView, AppError> {
+    let name = req.name.trim().to_owned();
+    let silo = admin_write(state, caller, "tenant.create", &name).await?;
+    let mut v = match validate(&req) {
+        Ok(v) => Ok(v),
+        Err(AppError::Validation { mut fields }) => {
+            fields.check("name", dns_label("Name", &name));
+            Err(AppError::Validation { fields })
+        }
+        Err(e) => Err(e),
+    }?;
+    dns_label("Name", &name).map_err(|m| AppError::field("name", m))?;
+    let fields = TenantFields {
+        display_name: &v.display_name,
+        email: &v.email,
+        subject: &v.subject,
+        team: v.team.as_deref(),
+        policy_ref: v.policy_ref.as_deref(),
+        cpu: v.cpu.as_deref(),
+        memory: v.memory.as_deref(),
+    };
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    tenants::insert(&mut *tx, &name, &fields, "admin").await.map_err(|e| write_failure(caller, e))?;
+    apply_budget(&mut tx, caller, &name, v.budget.take()).await?;
+    let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
+    record(&mut *tx, caller, "tenant.create", &name, "success", meta).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    get(state, caller, &name).await
+}
+
+/// Changes a user.
+pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequest) -> Result<UserView, AppError> {
+    let silo = admin_write(state, caller, "tenant.update", name).await?;
+    let mut v = validate(&req)?;
+    let fields = TenantFields {
+        display_name: &v.display_name,
+        email: &v.email,
+        subject: &v.subject,
+        team: v.team.as_deref(),
+        policy_ref: v.policy_ref.as_deref(),
+        cpu: v.cpu.as_deref(),
+        memory: v.memory.as_deref(),
+    };
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    tenants::update(&mut *tx, name, &fields).await.map_err(|e| write_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    apply_budget(&mut tx, caller, name, v.budget.take()).await?;
+    let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
+    record(&mut *tx, caller, "tenant.update", name, "success", meta).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    get(state, caller, name).await
+}
+
+/// Suspends (blocks the user's key) or resumes a user.
+pub async fn set_suspended(state: &AppState, caller: &Caller, name: &str, suspended: bool) -> Result<UserView, AppError> {
+    let action = if suspended { "tenant.suspend" } else { "tenant.resume" };
+    let silo = admin_write(state, caller, action, name).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    tenants::set_suspended(&mut *tx, name, suspended)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .ok_or_else(|| user_not_found(name))?;
+    record(&mut *tx, caller, action, name, "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    get(state, caller, name).await
+}
+
+/// Deletes a user: their group memberships, limits, defaults and key go; their spend history
+/// stays in the ledger, unattributed (the silo's totals must not shrink).
+pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "tenant.delete", name).await?;
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    if !tenants::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))? {
+        return Err(user_not_found(name));
+    }
+    record(&mut *tx, caller, "tenant.delete", name, "success", json!({})).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::portal::Amount;
+
+    fn req() -> UserRequest {
+        UserRequest {
+            name: "ana".into(),
+            display_name: "Ana".into(),
+            email: "ana@example.com".into(),
+            subject: "s-ana".into(),
+            team: Some("eng".into()),
+            policy_ref: None,
+            resources: Some(Resources { cpu: Some("500m".into()), memory: Some("1Gi".into()) }),
+            monthly_budget_usd: Some(Amount("25.50".into())),
+        }
+    }
+
+    #[test]
+    fn valid_requests_pass_and_every_bad_field_is_named() {
+        let v = validate(&req()).unwrap();
+        assert_eq!(v.budget, Some(Some(25_500_000)));
+        let bad = UserRequest {
+            display_name: " ".into(),
+            email: "ana".into(),
+            subject: String::new(),
+            team: Some("Eng Team".into()),
+            resources: Some(Resources { cpu: Some("lots".into()), memory: Some("1GB".into()) }),
+            monthly_budget_usd: Some(Amount("12.345".into())),
+            ..req()
+        };
+        let AppError::Validation { fields } = validate(&bad).unwrap_err() else { panic!("not a validation error") };
+        for field in ["displayName", "email", "subject", "team", "resources.cpu", "resources.memory", "monthlyBudgetUsd"] {
+            assert!(fields.get(field).is_some(), "{field}: {fields:?}");
+        }
+        let cleared = UserRequest { monthly_budget_usd: Some(Amount(String::new())), ..req() };
+        assert_eq!(validate(&cleared).unwrap().budget, Some(None));
+        for ok in ["1", "0.5", "250m"] {
+            assert!(cpu_ok(ok), "{ok}");
+        }
+        for bad in ["", "m", "1.", ".5", "1.5.5"] {
+            assert!(!cpu_ok(bad), "{bad}");
+        }
+    }
+}
