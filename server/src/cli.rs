@@ -314,6 +314,25 @@ pub struct SiloArgs {
     /// Refuse to start without --watch-namespace.
     #[arg(long, env = "REQUIRE_WATCH_NAMESPACE", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
     pub require_watch_namespace: bool,
+    /// The silo portal's enforcement and secrets.
+    #[command(flatten)]
+    pub portal: PortalArgs,
+}
+
+/// The silo portal: where LiteLLM is, and the key that seals provider keys at rest.
+#[derive(Clone, Debug, Default, Args)]
+pub struct PortalArgs {
+    /// LiteLLM's admin endpoint (e.g. http://litellm:4000). Without it, access and limits are
+    /// computed and shown but not enforced.
+    #[arg(long, env = "LITELLM_ENDPOINT")]
+    pub litellm_endpoint: Option<String>,
+    /// LiteLLM's master key (required with --litellm-endpoint).
+    #[arg(long, env = "LITELLM_MASTER_KEY", hide_env_values = true)]
+    pub litellm_master_key: Option<String>,
+    /// 32 random bytes in base64 (`openssl rand -base64 32`) sealing provider keys and LiteLLM
+    /// keys in the silo database (required to store credentials and to enforce through LiteLLM).
+    #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY", hide_env_values = true)]
+    pub credentials_key: Option<String>,
 }
 
 /// Which schema `migrate` applies.
@@ -384,6 +403,10 @@ pub struct DevArgs {
     /// With `--provisioner kubernetes`: where silos go (the current kube context).
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// A LiteLLM every local silo enforces through (each under its own name prefix); the
+    /// credentials key defaults to one kept in the state directory.
+    #[command(flatten)]
+    pub portal: PortalArgs,
 }
 
 /// `deploy` flags.

@@ -116,6 +116,13 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         fleet: sync::FleetLink { url: format!("http://{fleet_addr}"), token: token.clone() },
         first_port: args.silo_port,
         org_client,
+        portal: crate::cli::PortalArgs {
+            credentials_key: Some(match args.portal.credentials_key.clone() {
+                Some(key) => key,
+                None => load_or_create_credentials_key(&args.state_dir)?,
+            }),
+            ..args.portal.clone()
+        },
     });
     for name in opencrane_fleet_db::provisioning::live_names(&fleet_pool).await? {
         if let Some(url) = opencrane_fleet_db::cluster_tenants::get(&fleet_pool, &name).await?.silo_url {
@@ -265,4 +272,25 @@ fn load_or_create_token(state_dir: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("writing {}", path.display()))?;
     writeln!(file, "{token}")?;
     Ok(token)
+}
+
+/// The dev silos' credentials key, created once in the state directory (0600) so that sealed
+/// provider keys still open after a restart.
+fn load_or_create_credentials_key(state_dir: &Path) -> anyhow::Result<String> {
+    let path = state_dir.join("credentials.key");
+    if let Ok(existing) = fs::read_to_string(&path)
+        && opencrane_portal::seal::SecretBox::from_base64(existing.trim()).is_ok()
+    {
+        return Ok(existing.trim().to_owned());
+    }
+    let key = opencrane_portal::seal::SecretBox::generate_base64().map_err(|e| anyhow!("{e}"))?;
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    writeln!(file, "{key}")?;
+    Ok(key)
 }

@@ -192,6 +192,8 @@ pub struct DevSiloSettings {
     pub first_port: u16,
     /// The organisation client of one silo (name, client), for trying per-host sign-in.
     pub org_client: Option<(String, OrgClient)>,
+    /// LiteLLM and the credentials key, shared by every local silo.
+    pub portal: crate::cli::PortalArgs,
 }
 
 struct Running {
@@ -257,7 +259,7 @@ impl DevSiloHost {
         };
         let tokens = vec![("dev".to_owned(), settings.dev_token.clone())];
         let auth = roles::auth_config(&auth_args, addr, tokens, scope, org)?;
-        let state = roles::silo_state(
+        let mut state = roles::silo_state(
             roles::leptos_options(&settings.site_root, addr, Env::DEV),
             pool.clone(),
             launch.name.clone(),
@@ -265,6 +267,9 @@ impl DevSiloHost {
             auth.0.oidc.is_some(),
         );
         let (stop, stopped) = watch::channel(false);
+        if let app::state::RoleSettings::Silo(silo) = &mut state.role {
+            silo.portal = roles::start_portal(&launch.name, &pool, &settings.portal, stopped.clone())?;
+        }
         sync::spawn(settings.fleet.clone(), launch.name.clone(), pool, stopped.clone());
         let name = launch.name.clone();
         let task = tokio::spawn(async move {

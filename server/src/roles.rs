@@ -116,6 +116,11 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         auth.0.oidc.is_some(),
     );
     spawn_session_sweeper(state.pool.clone());
+    let mut state = state;
+    let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
+    if let app::state::RoleSettings::Silo(silo) = &mut state.role {
+        silo.portal = start_portal(&own_name, &state.pool, &args.portal, portal_stop)?;
+    }
     // A fleet-managed silo keeps its membership read-model in step with the fleet.
     let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
     if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, args.auth.api_token.clone()) {
@@ -158,7 +163,11 @@ pub fn silo_state(
     AppState {
         leptos_options,
         pool,
-        role: RoleSettings::Silo(SiloSettings { cluster_tenant, base_domain, portal: app::state::PortalRuntime::default() }),
+        role: RoleSettings::Silo(SiloSettings {
+            cluster_tenant,
+            base_domain,
+            portal: app::state::PortalRuntime::default(),
+        }),
         sign_in,
         health: None,
     }
@@ -429,4 +438,42 @@ mod tests {
         let proxies = fleet(&["--trusted-proxies", "10.0.0.0/8,nonsense"]);
         assert!(config(&proxies, "0.0.0.0").unwrap_err().to_string().contains("OPENCRANE_TRUSTED_PROXIES"));
     }
+}
+
+/// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
+/// when an endpoint is configured. Misconfiguration fails the start with the variable named.
+pub fn start_portal(
+    silo: &str,
+    pool: &PgPool,
+    args: &crate::cli::PortalArgs,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<app::state::PortalRuntime> {
+    use anyhow::Context as _;
+    let secrets = match args.credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
+        Some(key) => Some(std::sync::Arc::new(
+            opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
+        )),
+        None => None,
+    };
+    let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
+        return Ok(app::state::PortalRuntime { secrets, litellm: None, trigger: None });
+    };
+    let master = args
+        .litellm_master_key
+        .as_deref()
+        .filter(|k| !k.trim().is_empty())
+        .ok_or_else(|| anyhow::anyhow!("LITELLM_MASTER_KEY is required with LITELLM_ENDPOINT"))?;
+    let sealing = secrets.clone().ok_or_else(|| {
+        anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
+    })?;
+    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
+    let reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
+    let trigger = reconciler.trigger();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = reconciler.run() => {}
+            _ = stop.wait_for(|s| *s) => {}
+        }
+    });
+    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), trigger: Some(trigger) })
 }

@@ -80,7 +80,9 @@ pub(crate) fn dns_label(label: &str, value: &str) -> Result<(), String> {
     }
     if let Some(bad) = value.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
         let hint = if bad.is_ascii_uppercase() { " (use lowercase)" } else { "" };
-        return Err(format!("{label} may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."));
+        return Err(format!(
+            "{label} may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."
+        ));
     }
     if value.starts_with('-') || value.ends_with('-') {
         return Err(format!("{label} must start and end with a letter or digit."));

@@ -11,17 +11,10 @@ use crate::{
     routing::Catalog,
 };
 
-/// The key alias of a tenant's key.
-pub fn alias(tenant: &str) -> String {
-    format!("opencrane-{tenant}")
-}
-
 /// What a user's key should look like.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeySpec {
-    /// `opencrane-<tenant>`.
-    pub alias: String,
-    /// Tenant name (the key's metadata).
+    /// Tenant name (the key's metadata; the reconciler derives the key's alias from it).
     pub tenant: String,
     /// Public model names the key may call, sorted. Never empty unless blocked (LiteLLM reads
     /// an empty list as "every model").
@@ -70,14 +63,7 @@ pub fn desired(
         .iter()
         .find(|l| matches!(&l.limit.level, Level::User { tenant } if *tenant == subject.tenant))
         .map(|l| spend_before_period.saturating_add(l.limit.amount));
-    KeySpec {
-        alias: alias(&subject.tenant),
-        tenant: subject.tenant.clone(),
-        blocked: !block_reasons.is_empty(),
-        models,
-        max_budget,
-        block_reasons,
-    }
+    KeySpec { tenant: subject.tenant.clone(), blocked: !block_reasons.is_empty(), models, max_budget, block_reasons }
 }
 
 #[cfg(test)]
@@ -142,7 +128,7 @@ mod tests {
         let c = catalog(&["fast", "smart"], vec![], Access::Allow);
         let limits = [status(&user_limit(20), window(), 5 * MICROS_PER_UNIT)];
         let key = desired(&ana(), false, &c, &limits, 100 * MICROS_PER_UNIT);
-        assert_eq!(key.alias, "opencrane-ana");
+        assert_eq!(key.tenant, "ana");
         assert_eq!(key.models, ["fast", "smart"]);
         assert_eq!(key.max_budget, Some(120 * MICROS_PER_UNIT));
         assert!(!key.blocked);

@@ -39,8 +39,13 @@ use crate::{
 /// How often a pass runs when nothing asks for one sooner.
 pub const INTERVAL: Duration = Duration::from_secs(30);
 
-/// Prefix of every name the portal owns in LiteLLM.
-pub const PREFIX: &str = "opencrane-";
+/// The prefix of every name a silo's portal owns in LiteLLM: `opencrane.<silo>.` (a dot cannot
+/// occur in a silo name, so silo `acme` never claims `acme-x`'s names), so that a LiteLLM shared
+/// by several silos (as in `dev`) never has one silo's reconciler touch another's keys,
+/// credentials or deployments.
+pub fn prefix(silo: &str) -> String {
+    format!("opencrane.{silo}.")
+}
 
 /// Why a pass failed as a whole.
 #[derive(Debug, thiserror::Error)]
@@ -139,10 +144,8 @@ pub struct Reconciler {
     secrets: Arc<SecretBox>,
     trigger: Trigger,
     pushed_fallbacks: Mutex<Option<Chains>>,
-}
-
-fn credential_name(name: &str) -> String {
-    format!("{PREFIX}{name}")
+    silo: String,
+    prefix: String,
 }
 
 fn to_units(micros: Micros) -> f64 {
@@ -158,9 +161,9 @@ fn to_micros(units: f64) -> Micros {
     value
 }
 
-fn fields(spec: &KeySpec) -> KeyFields {
+fn fields(alias: &str, spec: &KeySpec) -> KeyFields {
     KeyFields {
-        key_alias: spec.alias.clone(),
+        key_alias: alias.to_owned(),
         // An empty list means "every model" to LiteLLM: a key without models is blocked instead,
         // and keeps a list that names nothing real.
         models: if spec.models.is_empty() { vec!["opencrane-no-model".into()] } else { spec.models.clone() },
@@ -170,12 +173,12 @@ fn fields(spec: &KeySpec) -> KeyFields {
 }
 
 fn applied(spec: &KeySpec) -> Value {
-    json!({ "models": fields(spec).models, "maxBudget": spec.max_budget, "blocked": spec.blocked })
+    json!({ "models": fields("", spec).models, "maxBudget": spec.max_budget, "blocked": spec.blocked })
 }
 
 /// How an observed key differs from `spec` (empty when it matches).
 fn differences(spec: &KeySpec, info: &KeyInfo) -> Vec<&'static str> {
-    let want = fields(spec);
+    let want = fields("", spec);
     let mut diff = Vec::new();
     let observed: BTreeSet<&String> = info.models.iter().collect();
     if observed != want.models.iter().collect() {
@@ -196,9 +199,26 @@ fn differences(spec: &KeySpec, info: &KeyInfo) -> Vec<&'static str> {
 }
 
 impl Reconciler {
-    /// A reconciler of the silo database `pool` against `litellm`.
-    pub fn new(pool: PgPool, litellm: LiteLlm, secrets: Arc<SecretBox>) -> Self {
-        Self { pool, litellm, secrets, trigger: Trigger::default(), pushed_fallbacks: Mutex::new(None) }
+    /// A reconciler of silo `silo`'s database `pool` against `litellm`.
+    pub fn new(silo: &str, pool: PgPool, litellm: LiteLlm, secrets: Arc<SecretBox>) -> Self {
+        Self {
+            pool,
+            litellm,
+            secrets,
+            trigger: Trigger::default(),
+            pushed_fallbacks: Mutex::new(None),
+            silo: silo.to_owned(),
+            prefix: prefix(silo),
+        }
+    }
+
+    /// The LiteLLM alias of a user's key.
+    pub fn alias(&self, tenant: &str) -> String {
+        format!("{}{tenant}", self.prefix)
+    }
+
+    fn credential_name(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
     }
 
     /// The handle that asks for an early pass.
@@ -242,7 +262,7 @@ impl Reconciler {
         let desired = models::credentials(&self.pool).await?;
         let observed = self.litellm.credentials().await?;
         for c in &desired {
-            let name = credential_name(&c.name);
+            let name = self.credential_name(&c.name);
             let version = c.updated_at.to_rfc3339();
             let current = observed.iter().find(|o| o.credential_name == name);
             let up_to_date = current
@@ -264,8 +284,8 @@ impl Reconciler {
             self.litellm.add_credential(&name, values, info).await?;
             report.credentials_pushed += 1;
         }
-        for o in observed.iter().filter(|o| o.credential_name.starts_with(PREFIX)) {
-            if !desired.iter().any(|c| credential_name(&c.name) == o.credential_name) {
+        for o in observed.iter().filter(|o| o.credential_name.starts_with(&self.prefix)) {
+            if !desired.iter().any(|c| self.credential_name(&c.name) == o.credential_name) {
                 self.litellm.delete_credential(&o.credential_name).await?;
                 report.drift.push(format!("credential {} was not the portal's", o.credential_name));
             }
@@ -283,12 +303,12 @@ impl Reconciler {
                     params["api_base"] = json!(base);
                 }
                 if let Some(cred) = d.credential_name {
-                    params["litellm_credential_name"] = json!(credential_name(&cred));
+                    params["litellm_credential_name"] = json!(self.credential_name(&cred));
                 }
                 ModelEntry {
                     model_name: d.public_name,
                     litellm_params: params,
-                    model_info: json!({ "id": d.id.to_string(), "opencrane_managed": true }),
+                    model_info: json!({ "id": d.id.to_string(), "opencrane_managed": true, "opencrane_silo": self.silo }),
                 }
             })
             .collect();
@@ -313,7 +333,10 @@ impl Reconciler {
                 }
             }
         }
-        let managed = |o: &ModelEntry| o.model_info.get("opencrane_managed").and_then(Value::as_bool) == Some(true);
+        let managed = |o: &ModelEntry| {
+            o.model_info.get("opencrane_managed").and_then(Value::as_bool) == Some(true)
+                && o.model_info.get("opencrane_silo").and_then(Value::as_str) == Some(self.silo.as_str())
+        };
         for o in observed.iter().filter(|o| managed(o)) {
             if !desired.iter().any(|d| d.id() == o.id()) {
                 self.litellm.delete_model(o.id().unwrap_or_default()).await?;
@@ -412,11 +435,11 @@ impl Reconciler {
         }
         let orphans: Vec<String> = self
             .litellm
-            .list_keys(PREFIX)
+            .list_keys(&self.prefix)
             .await?
             .into_iter()
             .filter_map(|k| k.key_alias)
-            .filter(|alias| snapshot.tenant(alias.trim_start_matches(PREFIX)).is_none())
+            .filter(|alias| snapshot.tenant(alias.trim_start_matches(&self.prefix)).is_none())
             .collect();
         if !orphans.is_empty() {
             self.litellm.delete_keys(&orphans).await?;
@@ -434,7 +457,8 @@ impl Reconciler {
         info: Option<KeyInfo>,
         report: &mut PassReport,
     ) -> Result<(Vec<String>, Option<Micros>), ReconcileError> {
-        let want = fields(spec);
+        let alias = self.alias(tenant);
+        let want = fields(&alias, spec);
         let (Some(record), Some(info)) = (record, info) else {
             let mut drift = Vec::new();
             if record.is_some() {
@@ -442,7 +466,7 @@ impl Reconciler {
             }
             let generated = self.litellm.generate_key(&want).await?;
             let sealed = self.secrets.seal(generated.key.as_bytes(), &format!("litellm-key:{tenant}"))?;
-            key_db::insert_key(&self.pool, tenant, &spec.alias, &generated.token_id, &sealed).await?;
+            key_db::insert_key(&self.pool, tenant, &alias, &generated.token_id, &sealed).await?;
             if spec.blocked {
                 self.litellm.set_blocked(&generated.token_id, true).await?;
                 report.keys_blocked += 1;

@@ -99,7 +99,7 @@ async fn world(pool: PgPool) -> World {
     };
     grants::insert(&pool, &deny).await.unwrap();
     limit(&pool, "user", None, Some("ana"), 10, "month").await;
-    let reconciler = Reconciler::new(pool.clone(), LiteLlm::new(&fake.url, MASTER).unwrap(), secrets);
+    let reconciler = Reconciler::new("acme", pool.clone(), LiteLlm::new(&fake.url, MASTER).unwrap(), secrets);
     World { pool, fake, reconciler, eng }
 }
 
@@ -125,21 +125,21 @@ async fn keys_get_the_allowed_models_and_a_budget_and_a_second_pass_changes_noth
     assert!(report.failures.is_empty(), "{report:?}");
     assert_eq!((report.keys_created, report.models_added, report.credentials_pushed), (2, 3, 1));
 
-    let ana = w.fake.key("opencrane-ana").unwrap();
+    let ana = w.fake.key("opencrane.acme.ana").unwrap();
     assert_eq!(ana.models, ["fast", "smart"]);
     assert_eq!(ana.max_budget, Some(10.0));
     assert!(!ana.blocked);
     assert_eq!(ana.metadata["tenant"], "ana");
-    let bob = w.fake.key("opencrane-bob").unwrap();
+    let bob = w.fake.key("opencrane.acme.bob").unwrap();
     assert_eq!(bob.models, ["fast"], "the deny grant keeps smart off bob's key");
     assert_eq!(bob.max_budget, None, "no limit of his own");
 
-    let credential = &w.fake.credentials()["opencrane-openai"];
+    let credential = &w.fake.credentials()["opencrane.acme.openai"];
     assert_eq!(credential["credential_values"]["api_key"], "sk-openai-secret", "decrypted only towards LiteLLM");
     let deployments = w.fake.models();
     let fast: Vec<_> = deployments.iter().filter(|m| m["model_name"] == "fast").collect();
     assert_eq!(fast.len(), 2);
-    assert!(fast.iter().all(|m| m["litellm_params"]["litellm_credential_name"] == "opencrane-openai"));
+    assert!(fast.iter().all(|m| m["litellm_params"]["litellm_credential_name"] == "opencrane.acme.openai"));
     assert_eq!(w.fake.router_settings()["fallbacks"], json!([{ "smart": ["fast"] }]));
 
     // The secret of ana's key is stored sealed, and opens to the key LiteLLM issued.
@@ -148,8 +148,8 @@ async fn keys_get_the_allowed_models_and_a_budget_and_a_second_pass_changes_noth
     assert_eq!(secrets.open(&sealed, "litellm-key:ana").unwrap(), ana.key.as_bytes());
 
     // Requests: bob cannot call smart; ana can.
-    assert_eq!(chat(&w.fake, "opencrane-bob", "smart", 0.01).await, 401);
-    assert_eq!(chat(&w.fake, "opencrane-ana", "smart", 0.01).await, 200);
+    assert_eq!(chat(&w.fake, "opencrane.acme.bob", "smart", 0.01).await, 401);
+    assert_eq!(chat(&w.fake, "opencrane.acme.ana", "smart", 0.01).await, 200);
 
     w.fake.take_calls();
     let again = w.reconciler.pass(now).await.unwrap();
@@ -173,21 +173,21 @@ async fn a_reached_ceiling_blocks_exactly_the_keys_it_covers(pool: PgPool) {
     w.reconciler.pass(now).await.unwrap();
 
     // ana (in eng) spends 16 this week: eng's weekly ceiling is reached; bob is not in eng.
-    w.fake.record_spend("opencrane-ana", "fast", 9.0, at(2026, 11, 17, 9, 0));
-    w.fake.record_spend("opencrane-bob", "fast", 7.0, at(2026, 11, 17, 9, 0));
-    w.fake.record_spend("opencrane-ana", "smart", 7.0, at(2026, 11, 18, 9, 0));
+    w.fake.record_spend("opencrane.acme.ana", "fast", 9.0, at(2026, 11, 17, 9, 0));
+    w.fake.record_spend("opencrane.acme.bob", "fast", 7.0, at(2026, 11, 17, 9, 0));
+    w.fake.record_spend("opencrane.acme.ana", "smart", 7.0, at(2026, 11, 18, 9, 0));
     let report = w.reconciler.pass(now).await.unwrap();
     assert_eq!(report.spend_ingested, 3);
-    assert!(w.fake.key("opencrane-ana").unwrap().blocked, "eng's ceiling covers ana");
-    assert!(!w.fake.key("opencrane-bob").unwrap().blocked, "…and not bob");
-    assert_eq!(chat(&w.fake, "opencrane-ana", "fast", 0.01).await, 401);
-    assert_eq!(chat(&w.fake, "opencrane-bob", "fast", 0.01).await, 200);
+    assert!(w.fake.key("opencrane.acme.ana").unwrap().blocked, "eng's ceiling covers ana");
+    assert!(!w.fake.key("opencrane.acme.bob").unwrap().blocked, "…and not bob");
+    assert_eq!(chat(&w.fake, "opencrane.acme.ana", "fast", 0.01).await, 401);
+    assert_eq!(chat(&w.fake, "opencrane.acme.bob", "fast", 0.01).await, 200);
 
     // The silo's monthly ceiling, reached by bob alone, blocks everyone.
-    w.fake.record_spend("opencrane-bob", "fast", 90.0, at(2026, 11, 18, 10, 0));
+    w.fake.record_spend("opencrane.acme.bob", "fast", 90.0, at(2026, 11, 18, 10, 0));
     w.reconciler.pass(now).await.unwrap();
-    assert!(w.fake.key("opencrane-bob").unwrap().blocked);
-    assert!(w.fake.key("opencrane-ana").unwrap().blocked);
+    assert!(w.fake.key("opencrane.acme.bob").unwrap().blocked);
+    assert!(w.fake.key("opencrane.acme.ana").unwrap().blocked);
 
     // Each crossed threshold was noticed once.
     let notices = budgets::open_notices(&w.pool).await.unwrap();
@@ -202,19 +202,19 @@ async fn the_calendar_boundary_unblocks_and_moves_the_key_budget(pool: PgPool) {
     let w = world(pool).await;
     let november = at(2026, 11, 30, 22, 0);
     w.reconciler.pass(november).await.unwrap();
-    w.fake.record_spend("opencrane-ana", "fast", 10.0, at(2026, 11, 30, 21, 0));
+    w.fake.record_spend("opencrane.acme.ana", "fast", 10.0, at(2026, 11, 30, 21, 0));
     w.reconciler.pass(november).await.unwrap();
-    let ana = w.fake.key("opencrane-ana").unwrap();
+    let ana = w.fake.key("opencrane.acme.ana").unwrap();
     assert!(ana.blocked, "her own limit of 10 is used up");
-    assert_eq!(chat(&w.fake, "opencrane-ana", "fast", 0.01).await, 401);
+    assert_eq!(chat(&w.fake, "opencrane.acme.ana", "fast", 0.01).await, 401);
 
     // Ten minutes into December (UTC): a new month, the limit resets.
     let december = at(2026, 12, 1, 0, 10);
     w.reconciler.pass(december).await.unwrap();
-    let ana = w.fake.key("opencrane-ana").unwrap();
+    let ana = w.fake.key("opencrane.acme.ana").unwrap();
     assert!(!ana.blocked);
     assert_eq!(ana.max_budget, Some(20.0), "spend before the period (10) plus the limit (10)");
-    assert_eq!(chat(&w.fake, "opencrane-ana", "fast", 4.0).await, 200);
+    assert_eq!(chat(&w.fake, "opencrane.acme.ana", "fast", 4.0).await, 200);
 }
 
 #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
@@ -223,12 +223,12 @@ async fn the_boundary_follows_the_silo_time_zone(pool: PgPool) {
     opencrane_silo_db::settings::update(&w.pool, "Europe/Berlin", "USD", "allow").await.unwrap();
     let before = at(2026, 11, 30, 22, 30); // 23:30 in Berlin, still November
     w.reconciler.pass(before).await.unwrap();
-    w.fake.record_spend("opencrane-ana", "fast", 10.0, at(2026, 11, 30, 22, 0));
+    w.fake.record_spend("opencrane.acme.ana", "fast", 10.0, at(2026, 11, 30, 22, 0));
     w.reconciler.pass(before).await.unwrap();
-    assert!(w.fake.key("opencrane-ana").unwrap().blocked);
+    assert!(w.fake.key("opencrane.acme.ana").unwrap().blocked);
     // 23:10 UTC is already 1 December in Berlin.
     w.reconciler.pass(at(2026, 11, 30, 23, 10)).await.unwrap();
-    assert!(!w.fake.key("opencrane-ana").unwrap().blocked);
+    assert!(!w.fake.key("opencrane.acme.ana").unwrap().blocked);
 }
 
 #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
@@ -237,34 +237,36 @@ async fn drift_is_reported_and_repaired(pool: PgPool) {
     let now = at(2026, 11, 15, 12, 0);
     w.reconciler.pass(now).await.unwrap();
     // Someone widens bob's key in LiteLLM's UI, deletes a deployment, and adds keys and models.
-    w.fake.tamper("opencrane-bob", |k| {
+    w.fake.tamper("opencrane.acme.bob", |k| {
         k.models.clear();
         k.max_budget = Some(1000.0);
     });
     let smart = w.fake.models().into_iter().find(|m| m["model_name"] == "smart").unwrap();
     let smart_id = smart["model_info"]["id"].as_str().unwrap().to_owned();
     LiteLlm::new(&w.fake.url, MASTER).unwrap().delete_model(&smart_id).await.unwrap();
-    w.fake.add_foreign_key("opencrane-ghost");
+    w.fake.add_foreign_key("opencrane.acme.ghost");
     w.fake.add_foreign_key("someone-elses-key");
+    w.fake.add_foreign_key("opencrane.acme-x.ana");
 
     let report = w.reconciler.pass(now).await.unwrap();
     assert!(report.drift.iter().any(|d| d == "bob: models changed in LiteLLM"), "{:?}", report.drift);
     assert!(report.drift.iter().any(|d| d == "bob: budget changed in LiteLLM"), "{:?}", report.drift);
-    let bob = w.fake.key("opencrane-bob").unwrap();
+    let bob = w.fake.key("opencrane.acme.bob").unwrap();
     assert_eq!((bob.models, bob.max_budget), (vec!["fast".to_owned()], None));
     assert!(w.fake.models().iter().any(|m| m["model_info"]["id"] == smart_id.as_str()), "the deployment is back");
-    assert!(w.fake.key("opencrane-ghost").is_none(), "a portal-named key of no user is removed");
+    assert!(w.fake.key("opencrane.acme.ghost").is_none(), "a portal-named key of no user is removed");
     assert!(w.fake.key("someone-elses-key").is_some(), "keys the portal does not own are left alone");
+    assert!(w.fake.key("opencrane.acme-x.ana").is_some(), "…and so are another silo's, in a shared LiteLLM");
     let record = key_db::keys(&w.pool).await.unwrap().into_iter().find(|k| k.tenant == "bob").unwrap();
     assert!(record.drift.unwrap().contains("models changed"));
 
     // A key deleted in LiteLLM is issued again; a deleted user's key goes.
-    LiteLlm::new(&w.fake.url, MASTER).unwrap().delete_keys(&["opencrane-ana".into()]).await.unwrap();
+    LiteLlm::new(&w.fake.url, MASTER).unwrap().delete_keys(&["opencrane.acme.ana".into()]).await.unwrap();
     tenants::delete(&w.pool, "bob").await.unwrap();
     let report = w.reconciler.pass(now).await.unwrap();
     assert_eq!((report.keys_created, report.orphans_deleted), (1, 1), "{report:?}");
-    assert!(w.fake.key("opencrane-ana").is_some());
-    assert!(w.fake.key("opencrane-bob").is_none());
+    assert!(w.fake.key("opencrane.acme.ana").is_some());
+    assert!(w.fake.key("opencrane.acme.bob").is_none());
 }
 
 #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
@@ -280,6 +282,7 @@ async fn transient_failures_are_retried_and_lasting_ones_reported(pool: PgPool) 
     assert!(err.contains("503"), "{err}");
     // A LiteLLM that is down is named.
     let down = Reconciler::new(
+        "acme",
         w.pool.clone(),
         LiteLlm::new("http://127.0.0.1:9", MASTER).unwrap(),
         Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap()),
@@ -288,6 +291,7 @@ async fn transient_failures_are_retried_and_lasting_ones_reported(pool: PgPool) 
     assert!(err.contains("unreachable"), "{err}");
     // A wrong master key is a 401, not retried.
     let wrong = Reconciler::new(
+        "acme",
         w.pool.clone(),
         LiteLlm::new(&w.fake.url, "sk-wrong").unwrap(),
         Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap()),

@@ -3,6 +3,7 @@
 
 pub mod fleet;
 pub mod openapi;
+pub mod silo;
 
 use app::state::{AppState, RoleSettings};
 use axum::{Json, Router, extract::State, routing::get};
@@ -20,6 +21,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
         if fleet.billing_enabled {
             router = router.merge(fleet::billing_routes());
         }
+    }
+    if matches!(state.role, RoleSettings::Silo(_)) {
+        router = router.merge(silo::routes());
     }
     router.fallback(api_not_found)
 }

@@ -49,7 +49,8 @@ fn route_view(result: Result<Route, RouteError>) -> RouteTest {
 }
 
 fn user_of<'s>(snap: &'s Snapshot, name: &str) -> Result<&'s opencrane_silo_db::tenants::TenantRow, AppError> {
-    snap.tenant(name.trim()).ok_or_else(|| not_found("TENANT_NOT_FOUND", format!("No user named “{}” exists in this silo.", name.trim())))
+    snap.tenant(name.trim())
+        .ok_or_else(|| not_found("TENANT_NOT_FOUND", format!("No user named “{}” exists in this silo.", name.trim())))
 }
 
 /// Everything that applies to `name`, with reasons.
@@ -68,7 +69,11 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
                 .overridden
                 .iter()
                 .map(|a| {
-                    let lost = opencrane_entitlements::grants::Decision { access: a.grant.access, reason: Reason::Grant(a.clone()), overridden: vec![] };
+                    let lost = opencrane_entitlements::grants::Decision {
+                        access: a.grant.access,
+                        reason: Reason::Grant(a.clone()),
+                        overridden: vec![],
+                    };
                     format!("{} (overridden)", lost.explain())
                 })
                 .collect();
@@ -119,7 +124,12 @@ pub async fn route_test(state: &AppState, caller: &Caller, req: RouteTestRequest
 }
 
 /// Whether `name`'s assistant may reach `domain` under their policy.
-pub async fn check_domain(state: &AppState, caller: &Caller, name: &str, domain: &str) -> Result<DomainCheck, AppError> {
+pub async fn check_domain(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    domain: &str,
+) -> Result<DomainCheck, AppError> {
     admin_read(state, caller)?;
     let host = domain.trim().trim_end_matches('.').to_ascii_lowercase();
     policy::validate_pattern(&host).map_err(|m| AppError::field("domain", m))?;
@@ -127,13 +137,18 @@ pub async fn check_domain(state: &AppState, caller: &Caller, name: &str, domain:
     let tenant = user_of(&snap, name)?;
     let labels = policy::labels(&tenant.name, tenant.team.as_deref());
     Ok(match policy::select(&snap.policies, tenant.policy_ref.as_deref(), &labels) {
-        None => DomainCheck { allowed: false, explanation: format!("No policy governs {}: nothing outside the silo is reachable.", tenant.name) },
+        None => DomainCheck {
+            allowed: false,
+            explanation: format!("No policy governs {}: nothing outside the silo is reachable.", tenant.name),
+        },
         Some((p, _)) => {
             let d = policy::check_domain(p, &host);
             let explanation = match (&d.rule, d.allowed) {
                 (Some(rule), true) => format!("{host} is reachable: policy “{}” allows {rule}.", p.name),
                 (Some(rule), false) => format!("{host} is blocked: policy “{}” denies {rule}.", p.name),
-                (None, _) => format!("{host} is blocked: policy “{}” allows no pattern matching it (default deny).", p.name),
+                (None, _) => {
+                    format!("{host} is blocked: policy “{}” allows no pattern matching it (default deny).", p.name)
+                }
             };
             DomainCheck { allowed: d.allowed, explanation }
         }

@@ -25,7 +25,11 @@ use crate::{
 };
 
 fn settings_view(row: settings::SettingsRow) -> SiloSettingsView {
-    SiloSettingsView { time_zone: row.time_zone, currency: row.currency, default_model_access: row.default_model_access }
+    SiloSettingsView {
+        time_zone: row.time_zone,
+        currency: row.currency,
+        default_model_access: row.default_model_access,
+    }
 }
 
 /// Spend in the current `period`, per user, group and model, with the daily chart.
@@ -50,7 +54,13 @@ async fn spend(state: &AppState, caller: &Caller, period: Period) -> Result<Spen
     let local = |at: DateTime<Utc>| {
         jiff::Timestamp::from_second(at.timestamp()).map(|t| t.to_zoned(snap.time_zone.clone()).date()).ok()
     };
-    let first = local(w.start).and_then(|d| NaiveDate::from_ymd_opt(i32::from(d.year()), u32::try_from(d.month()).unwrap_or(1), u32::try_from(d.day()).unwrap_or(1)));
+    let first = local(w.start).and_then(|d| {
+        NaiveDate::from_ymd_opt(
+            i32::from(d.year()),
+            u32::try_from(d.month()).unwrap_or(1),
+            u32::try_from(d.day()).unwrap_or(1),
+        )
+    });
     let length = (w.end - w.start).num_hours().div_euclid(24) + 1;
     let fmt = |rows: Vec<(String, Micros)>| rows.into_iter().map(|(k, v)| (k, format_amount(v))).collect();
     Ok(SpendView {
@@ -61,7 +71,9 @@ async fn spend(state: &AppState, caller: &Caller, period: Period) -> Result<Spen
         by_user: fmt(by_user),
         by_group: fmt(by_group),
         by_model: fmt(by_model),
-        chart_svg: first.map(|f| chart(f, usize::try_from(length).unwrap_or(31).min(31), &days, &snap.settings.currency)).unwrap_or_default(),
+        chart_svg: first
+            .map(|f| chart(f, usize::try_from(length).unwrap_or(31).min(31), &days, &snap.settings.currency))
+            .unwrap_or_default(),
     })
 }
 
@@ -93,10 +105,19 @@ pub fn chart(first: NaiveDate, days: usize, values: &[(NaiveDate, Micros)], curr
             format_amount(v)
         );
         if i == 0 || i + 1 == days || day.format("%d").to_string() == "15" {
-            let _ = write!(svg, r#"<text x="{x:.1}" y="{}" font-size="10" fill="currentColor">{}</text>"#, h - 8.0, day.format("%d %b"));
+            let _ = write!(
+                svg,
+                r#"<text x="{x:.1}" y="{}" font-size="10" fill="currentColor">{}</text>"#,
+                h - 8.0,
+                day.format("%d %b")
+            );
         }
     }
-    let _ = write!(svg, r#"<text x="{pad}" y="14" font-size="10" fill="currentColor">max {} {currency}</text></svg>"#, format_amount(max));
+    let _ = write!(
+        svg,
+        r#"<text x="{pad}" y="14" font-size="10" fill="currentColor">max {} {currency}</text></svg>"#,
+        format_amount(max)
+    );
     svg
 }
 
@@ -114,7 +135,8 @@ pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>)
     let period = period_or_month(period.as_deref())?;
     let snap = load(state, caller).await?;
     let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
-    let limits: Vec<LimitView> = snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?.iter().map(limit_view).collect();
+    let limits: Vec<LimitView> =
+        snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?.iter().map(limit_view).collect();
     let notices = budget_db::open_notices(&state.pool)
         .await
         .map_err(db)?
@@ -140,10 +162,17 @@ pub async fn spend_csv(state: &AppState, caller: &Caller, period: Option<String>
     let view = spend(state, caller, period).await?;
     let currency = settings::get(&state.pool).await.map_err(|e| db_failure(caller, e))?.currency;
     let mut csv = String::from("kind,name,amount,currency,period_start,period_end\n");
-    let quote = |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() };
+    let quote =
+        |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() };
     for (kind, rows) in [("user", &view.by_user), ("group", &view.by_group), ("model", &view.by_model)] {
         for (name, amount) in rows {
-            let _ = writeln!(csv, "{kind},{},{amount},{currency},{},{}", quote(name), view.start.to_rfc3339(), view.end.to_rfc3339());
+            let _ = writeln!(
+                csv,
+                "{kind},{},{amount},{currency},{},{}",
+                quote(name),
+                view.start.to_rfc3339(),
+                view.end.to_rfc3339()
+            );
         }
     }
     let _ = writeln!(csv, "total,,{},{currency},{},{}", view.total, view.start.to_rfc3339(), view.end.to_rfc3339());
@@ -174,13 +203,20 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
         },
         _ => errors.add("level", "Choose silo, group or user."),
     }
-    let currency = if req.currency.trim().is_empty() { snap.settings.currency.clone() } else { req.currency.trim().to_ascii_uppercase() };
+    let currency = if req.currency.trim().is_empty() {
+        snap.settings.currency.clone()
+    } else {
+        req.currency.trim().to_ascii_uppercase()
+    };
     if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
         errors.add("currency", "Use a three-letter ISO 4217 code such as USD.");
     } else if currency != snap.settings.currency {
         errors.add(
             "currency",
-            format!("Limits are enforced against LiteLLM's spend, reported in {}; use {} (or change the silo currency).", snap.settings.currency, snap.settings.currency),
+            format!(
+                "Limits are enforced against LiteLLM's spend, reported in {}; use {} (or change the silo currency).",
+                snap.settings.currency, snap.settings.currency
+            ),
         );
     }
     let amount = parse_amount(&req.amount.0);
@@ -191,7 +227,8 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
         errors.add("period", "Choose day, week or month.");
         None
     });
-    let mut thresholds = if req.thresholds.is_empty() { budget::DEFAULT_THRESHOLDS.to_vec() } else { req.thresholds.clone() };
+    let mut thresholds =
+        if req.thresholds.is_empty() { budget::DEFAULT_THRESHOLDS.to_vec() } else { req.thresholds.clone() };
     thresholds.sort_unstable();
     errors.check("thresholds", budget::validate_thresholds(&thresholds));
     let (Some(amount), Some(period)) = (amount, period) else {
@@ -199,7 +236,15 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
     };
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let thresholds_db: Vec<i16> = thresholds.iter().map(|t| i16::from(*t)).collect();
-    let f = BudgetFields { level, group_id, tenant: tenant.as_deref(), currency: &currency, amount, period: period.as_str(), thresholds: &thresholds_db };
+    let f = BudgetFields {
+        level,
+        group_id,
+        tenant: tenant.as_deref(),
+        currency: &currency,
+        amount,
+        period: period.as_str(),
+        thresholds: &thresholds_db,
+    };
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let id = budget_db::put(&mut tx, &f).await.map_err(|e| match e {
         DbError::ForeignKeyViolation { .. } => AppError::field("target", "It was deleted meanwhile."),
@@ -212,7 +257,11 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
     let snap = load(state, caller).await?;
     let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
     let statuses = snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?;
-    statuses.iter().find(|s| s.limit.id == id.to_string()).map(limit_view).ok_or_else(|| budget_not_found(&id.to_string()))
+    statuses
+        .iter()
+        .find(|s| s.limit.id == id.to_string())
+        .map(limit_view)
+        .ok_or_else(|| budget_not_found(&id.to_string()))
 }
 
 fn budget_not_found(id: &str) -> AppError {
@@ -234,7 +283,11 @@ pub async fn delete_limit(state: &AppState, caller: &Caller, id: &str) -> Result
 }
 
 /// Changes the silo settings (time zone, currency, default model access).
-pub async fn update_settings(state: &AppState, caller: &Caller, req: SiloSettingsView) -> Result<SiloSettingsView, AppError> {
+pub async fn update_settings(
+    state: &AppState,
+    caller: &Caller,
+    req: SiloSettingsView,
+) -> Result<SiloSettingsView, AppError> {
     let silo = admin_write(state, caller, "settings.update", "silo").await?;
     let mut errors = FieldErrors::new();
     let tz = req.time_zone.trim().to_owned();
@@ -250,7 +303,15 @@ pub async fn update_settings(state: &AppState, caller: &Caller, req: SiloSetting
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let row = settings::update(&mut *tx, &tz, &currency, &access).await.map_err(|e| db_failure(caller, e))?;
-    record(&mut *tx, caller, "settings.update", "silo", "success", json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access })).await?;
+    record(
+        &mut *tx,
+        caller,
+        "settings.update",
+        "silo",
+        "success",
+        json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access }),
+    )
+    .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
     Ok(settings_view(row))

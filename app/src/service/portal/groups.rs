@@ -28,7 +28,14 @@ pub(crate) fn parse_id(id: &str) -> Result<Uuid, AppError> {
 
 async fn view(state: &AppState, caller: &Caller, row: GroupRow) -> Result<GroupView, AppError> {
     let members = groups::members(&state.pool, row.id).await.map_err(|e| db_failure(caller, e))?;
-    Ok(GroupView { id: row.id.to_string(), name: row.name, scope: row.scope, description: row.description, source: row.source, members })
+    Ok(GroupView {
+        id: row.id.to_string(),
+        name: row.name,
+        scope: row.scope,
+        description: row.description,
+        source: row.source,
+        members,
+    })
 }
 
 /// Every group with its members.
@@ -46,7 +53,8 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<GroupView>, A
 pub async fn get(state: &AppState, caller: &Caller, id: &str) -> Result<GroupView, AppError> {
     admin_read(state, caller)?;
     let uuid = parse_id(id)?;
-    let row = groups::get(&state.pool, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    let row =
+        groups::get(&state.pool, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
     view(state, caller, row).await
 }
 
@@ -83,9 +91,13 @@ async fn validate(state: &AppState, caller: &Caller, req: &GroupRequest) -> Resu
     members.dedup();
     if !members.is_empty() {
         let known = tenants::list(&state.pool, &TenantFilter::default()).await.map_err(|e| db_failure(caller, e))?;
-        let unknown: Vec<&str> = members.iter().filter(|m| !known.iter().any(|t| t.name == **m)).map(String::as_str).collect();
+        let unknown: Vec<&str> =
+            members.iter().filter(|m| !known.iter().any(|t| t.name == **m)).map(String::as_str).collect();
         if !unknown.is_empty() {
-            errors.add("members", format!("No user named {}.", unknown.iter().map(|u| format!("“{u}”")).collect::<Vec<_>>().join(", ")));
+            errors.add(
+                "members",
+                format!("No user named {}.", unknown.iter().map(|u| format!("“{u}”")).collect::<Vec<_>>().join(", ")),
+            );
         }
     }
     errors.into_result(Valid { name, scope, description, members }).map_err(|fields| AppError::Validation { fields })
@@ -96,7 +108,9 @@ fn write_failure(caller: &Caller, err: DbError) -> AppError {
         DbError::UniqueViolation { constraint } if constraint == "groups_scope_name_key" => {
             conflict("GROUP_EXISTS", "name", "A group with this name exists in this scope.".into())
         }
-        DbError::ForeignKeyViolation { .. } => AppError::field("members", "A member was deleted meanwhile; reload and try again."),
+        DbError::ForeignKeyViolation { .. } => {
+            AppError::field("members", "A member was deleted meanwhile; reload and try again.")
+        }
         _ => db_failure(caller, err),
     }
 }
@@ -106,9 +120,19 @@ pub async fn create(state: &AppState, caller: &Caller, req: GroupRequest) -> Res
     let silo = admin_write(state, caller, "group.create", req.name.trim()).await?;
     let v = validate(state, caller, &req).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let id = groups::insert(&mut *tx, &v.name, &v.scope, &v.description, "local").await.map_err(|e| write_failure(caller, e))?;
+    let id = groups::insert(&mut *tx, &v.name, &v.scope, &v.description, "local")
+        .await
+        .map_err(|e| write_failure(caller, e))?;
     groups::set_members(&mut *tx, id, &v.members).await.map_err(|e| write_failure(caller, e))?;
-    record(&mut *tx, caller, "group.create", &v.name, "success", json!({ "id": id, "scope": v.scope, "members": v.members })).await?;
+    record(
+        &mut *tx,
+        caller,
+        "group.create",
+        &v.name,
+        "success",
+        json!({ "id": id, "scope": v.scope, "members": v.members }),
+    )
+    .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
     get(state, caller, &id.to_string()).await
@@ -124,7 +148,15 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: GroupReque
         return Err(group_not_found(id));
     }
     groups::set_members(&mut *tx, uuid, &v.members).await.map_err(|e| write_failure(caller, e))?;
-    record(&mut *tx, caller, "group.update", &v.name, "success", json!({ "id": uuid, "scope": v.scope, "members": v.members })).await?;
+    record(
+        &mut *tx,
+        caller,
+        "group.update",
+        &v.name,
+        "success",
+        json!({ "id": uuid, "scope": v.scope, "members": v.members }),
+    )
+    .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
     get(state, caller, id).await
@@ -135,7 +167,8 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let silo = admin_write(state, caller, "group.delete", id).await?;
     let uuid = parse_id(id)?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row = groups::get(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    let row =
+        groups::get(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
     groups::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
     record(&mut *tx, caller, "group.delete", &row.name, "success", json!({ "id": uuid })).await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;

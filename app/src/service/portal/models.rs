@@ -23,7 +23,15 @@ use crate::{
 };
 
 fn credential_view(r: model_db::CredentialRow) -> CredentialView {
-    CredentialView { id: r.id.to_string(), name: r.name, provider: r.provider, api_base: r.api_base, hint: r.hint, used_by: r.used_by, updated_at: r.updated_at }
+    CredentialView {
+        id: r.id.to_string(),
+        name: r.name,
+        provider: r.provider,
+        api_base: r.api_base,
+        hint: r.hint,
+        used_by: r.used_by,
+        updated_at: r.updated_at,
+    }
 }
 
 fn public_name_ok(name: &str) -> bool {
@@ -35,7 +43,9 @@ fn public_name_ok(name: &str) -> bool {
 }
 
 fn api_base_ok(base: &str) -> bool {
-    (base.starts_with("https://") || base.starts_with("http://")) && base.len() > 8 && !base.contains(char::is_whitespace)
+    (base.starts_with("https://") || base.starts_with("http://"))
+        && base.len() > 8
+        && !base.contains(char::is_whitespace)
 }
 
 /// The models page.
@@ -82,7 +92,12 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOvervie
         fallbacks: model_db::fallbacks(&state.pool).await.map_err(db)?,
         defaults,
         public_names,
-        users: tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?.into_iter().map(|t| t.name).collect(),
+        users: tenants::list(&state.pool, &TenantFilter::default())
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(|t| t.name)
+            .collect(),
         groups: groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect(),
         credentials_enabled: silo.portal.secrets.is_some(),
         enforcement: sync_view(state, caller).await?,
@@ -102,7 +117,11 @@ fn credential_not_found(id: &str) -> AppError {
 }
 
 /// Stores a provider credential (sealed).
-pub async fn add_credential(state: &AppState, caller: &Caller, req: CredentialRequest) -> Result<CredentialView, AppError> {
+pub async fn add_credential(
+    state: &AppState,
+    caller: &Caller,
+    req: CredentialRequest,
+) -> Result<CredentialView, AppError> {
     let name = req.name.trim().to_owned();
     let silo = admin_write(state, caller, "credential.create", &name).await?;
     let mut errors = FieldErrors::new();
@@ -126,10 +145,14 @@ pub async fn add_credential(state: &AppState, caller: &Caller, req: CredentialRe
     let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
     let sealed = secrets.seal(key.as_bytes(), &format!("credential:{name}")).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let id = model_db::insert_credential(&mut *tx, &name, &provider, base.as_deref(), &sealed, &seal::hint(&key)).await.map_err(|e| match e {
-        DbError::UniqueViolation { .. } => conflict("CREDENTIAL_EXISTS", "name", "A credential with this name exists.".into()),
-        other => db_failure(caller, other),
-    })?;
+    let id = model_db::insert_credential(&mut *tx, &name, &provider, base.as_deref(), &sealed, &seal::hint(&key))
+        .await
+        .map_err(|e| match e {
+            DbError::UniqueViolation { .. } => {
+                conflict("CREDENTIAL_EXISTS", "name", "A credential with this name exists.".into())
+            }
+            other => db_failure(caller, other),
+        })?;
     // Metadata only: the key never reaches the log.
     record(&mut *tx, caller, "credential.create", &name, "success", json!({ "id": id, "provider": provider })).await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
@@ -148,7 +171,12 @@ async fn credential(state: &AppState, caller: &Caller, id: Uuid) -> Result<Crede
 }
 
 /// Replaces a credential's key (rotation); deployments using it switch on the next pass.
-pub async fn rotate_credential(state: &AppState, caller: &Caller, id: &str, req: CredentialRequest) -> Result<CredentialView, AppError> {
+pub async fn rotate_credential(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: CredentialRequest,
+) -> Result<CredentialView, AppError> {
     let silo = admin_write(state, caller, "credential.rotate", id).await?;
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| credential_not_found(id))?;
     let key = req.api_key.trim().to_owned();
@@ -157,9 +185,13 @@ pub async fn rotate_credential(state: &AppState, caller: &Caller, id: &str, req:
     }
     let current = credential(state, caller, uuid).await?;
     let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
-    let sealed = secrets.seal(key.as_bytes(), &format!("credential:{}", current.name)).map_err(|e| internal(caller, &e))?;
+    let sealed =
+        secrets.seal(key.as_bytes(), &format!("credential:{}", current.name)).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !model_db::rotate_credential(&mut *tx, uuid, &sealed, &seal::hint(&key)).await.map_err(|e| db_failure(caller, e))? {
+    if !model_db::rotate_credential(&mut *tx, uuid, &sealed, &seal::hint(&key))
+        .await
+        .map_err(|e| db_failure(caller, e))?
+    {
         return Err(credential_not_found(id));
     }
     record(&mut *tx, caller, "credential.rotate", &current.name, "success", json!({ "id": uuid })).await?;
@@ -177,7 +209,10 @@ pub async fn delete_credential(state: &AppState, caller: &Caller, id: &str) -> R
     model_db::delete_credential(&mut *tx, uuid).await.map_err(|e| match e {
         DbError::ForeignKeyViolation { .. } => AppError::Conflict {
             code: "CREDENTIAL_IN_USE".into(),
-            message: format!("{} deployment(s) use “{}”; remove them or move them to another credential first.", current.used_by, current.name),
+            message: format!(
+                "{} deployment(s) use “{}”; remove them or move them to another credential first.",
+                current.used_by, current.name
+            ),
             field: None,
         },
         other => db_failure(caller, other),
@@ -189,7 +224,11 @@ pub async fn delete_credential(state: &AppState, caller: &Caller, id: &str) -> R
 }
 
 /// Adds a deployment behind a public name.
-pub async fn add_deployment(state: &AppState, caller: &Caller, req: DeploymentRequest) -> Result<DeploymentView, AppError> {
+pub async fn add_deployment(
+    state: &AppState,
+    caller: &Caller,
+    req: DeploymentRequest,
+) -> Result<DeploymentView, AppError> {
     let public = req.public_name.trim().to_owned();
     let silo = admin_write(state, caller, "model.create", &public).await?;
     let mut errors = FieldErrors::new();
@@ -222,16 +261,39 @@ pub async fn add_deployment(state: &AppState, caller: &Caller, req: DeploymentRe
         }
     };
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
-    let f = DefinitionFields { public_name: &public, upstream_model: &upstream, api_base: base.as_deref(), credential_id, weight };
+    let f = DefinitionFields {
+        public_name: &public,
+        upstream_model: &upstream,
+        api_base: base.as_deref(),
+        credential_id,
+        weight,
+    };
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let id = model_db::insert_definition(&mut *tx, &f).await.map_err(|e| match e {
-        DbError::UniqueViolation { .. } => conflict("MODEL_EXISTS", "upstreamModel", "This public name already has a deployment of this upstream model.".into()),
+        DbError::UniqueViolation { .. } => conflict(
+            "MODEL_EXISTS",
+            "upstreamModel",
+            "This public name already has a deployment of this upstream model.".into(),
+        ),
         other => db_failure(caller, other),
     })?;
-    record(&mut *tx, caller, "model.create", &public, "success", json!({ "id": id, "upstreamModel": upstream, "weight": weight })).await?;
+    record(
+        &mut *tx,
+        caller,
+        "model.create",
+        &public,
+        "success",
+        json!({ "id": id, "upstreamModel": upstream, "weight": weight }),
+    )
+    .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
-    overview(state, caller).await?.deployments.into_iter().find(|d| d.id == id.to_string()).ok_or_else(|| model_not_found(&id.to_string()))
+    overview(state, caller)
+        .await?
+        .deployments
+        .into_iter()
+        .find(|d| d.id == id.to_string())
+        .ok_or_else(|| model_not_found(&id.to_string()))
 }
 
 fn model_not_found(id: &str) -> AppError {
@@ -253,10 +315,19 @@ pub async fn delete_deployment(state: &AppState, caller: &Caller, id: &str) -> R
 }
 
 /// Sets the fallback chain of a public name.
-pub async fn set_fallbacks(state: &AppState, caller: &Caller, req: FallbackRequest) -> Result<Vec<(String, Vec<String>)>, AppError> {
+pub async fn set_fallbacks(
+    state: &AppState,
+    caller: &Caller,
+    req: FallbackRequest,
+) -> Result<Vec<(String, Vec<String>)>, AppError> {
     let public = req.public_name.trim().to_owned();
     let silo = admin_write(state, caller, "model.fallbacks", &public).await?;
-    let names: Vec<String> = model_db::definitions(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(|d| d.public_name).collect();
+    let names: Vec<String> = model_db::definitions(&state.pool)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .map(|d| d.public_name)
+        .collect();
     let mut errors = FieldErrors::new();
     if !names.contains(&public) {
         errors.add("publicName", format!("No model named “{public}” is defined."));
@@ -300,25 +371,42 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
             }
         }
         "user" => match target {
-            Some(t) if tenants::get(&state.pool, t).await.map_err(|e| db_failure(caller, e))?.is_some() => tenant = Some(t.to_owned()),
+            Some(t) if tenants::get(&state.pool, t).await.map_err(|e| db_failure(caller, e))?.is_some() => {
+                tenant = Some(t.to_owned())
+            }
             _ => errors.add("target", "Choose a user."),
         },
         _ => errors.add("scope", "Choose silo, group or user."),
     }
     let model = req.model.trim().to_owned();
-    let names: Vec<String> = model_db::definitions(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(|d| d.public_name).collect();
+    let names: Vec<String> = model_db::definitions(&state.pool)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .map(|d| d.public_name)
+        .collect();
     if !names.contains(&model) {
-        errors.add("model", if model.is_empty() { "Choose a model.".to_owned() } else { format!("No model named “{model}” is defined.") });
+        errors.add(
+            "model",
+            if model.is_empty() {
+                "Choose a model.".to_owned()
+            } else {
+                format!("No model named “{model}” is defined.")
+            },
+        );
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let id = model_db::put_default(&mut tx, scope, group.as_ref().map(|g| g.0), tenant.as_deref(), &model).await.map_err(|e| db_failure(caller, e))?;
+    let id = model_db::put_default(&mut tx, scope, group.as_ref().map(|g| g.0), tenant.as_deref(), &model)
+        .await
+        .map_err(|e| db_failure(caller, e))?;
     let target_label = match (scope, &group, &tenant) {
         ("group", Some((_, name)), _) => format!("group “{name}”"),
         ("user", _, Some(t)) => format!("user {t}"),
         _ => "the whole silo".into(),
     };
-    record(&mut *tx, caller, "model.default", &target_label, "success", json!({ "model": model, "scope": scope })).await?;
+    record(&mut *tx, caller, "model.default", &target_label, "success", json!({ "model": model, "scope": scope }))
+        .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
     Ok(DefaultView { id: id.to_string(), scope: scope.to_owned(), target: target_label, model })

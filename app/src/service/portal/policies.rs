@@ -22,7 +22,9 @@ use serde_json::json;
 use super::{admin_read, admin_write, conflict, converge, dns_label, not_found, snapshot as load};
 use crate::{
     error::{AppError, FieldErrors},
-    model::portal::{AccessChange, EgressRuleView, GrantRequest, GrantView, PoliciesOverview, PolicyRequest, PolicyView, WhatIf},
+    model::portal::{
+        AccessChange, EgressRuleView, GrantRequest, GrantView, PoliciesOverview, PolicyRequest, PolicyView, WhatIf,
+    },
     service::{db_failure, record, sql_failure},
     state::{AppState, Caller},
 };
@@ -101,13 +103,21 @@ fn validate_policy(req: &PolicyRequest, name: &str) -> Result<ValidPolicy, AppEr
     let mut selector = BTreeMap::new();
     for (k, v) in &req.tenant_selector {
         let (k, v) = (k.trim(), v.trim());
-        if k.is_empty() || k.len() > 63 || v.len() > 63 || !k.chars().chain(v.chars()).all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c)) {
-            errors.add("tenantSelector", format!("“{k}={v}” is not a label: use key=value with letters, digits, - . _ /."));
+        if k.is_empty()
+            || k.len() > 63
+            || v.len() > 63
+            || !k.chars().chain(v.chars()).all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c))
+        {
+            errors.add(
+                "tenantSelector",
+                format!("“{k}={v}” is not a label: use key=value with letters, digits, - . _ /."),
+            );
         }
         selector.insert(k.to_owned(), v.to_owned());
     }
     let clean = |list: &[String]| -> Vec<String> {
-        let mut out: Vec<String> = list.iter().map(|d| d.trim().to_ascii_lowercase()).filter(|d| !d.is_empty()).collect();
+        let mut out: Vec<String> =
+            list.iter().map(|d| d.trim().to_ascii_lowercase()).filter(|d| !d.is_empty()).collect();
         out.dedup();
         out
     };
@@ -118,7 +128,11 @@ fn validate_policy(req: &PolicyRequest, name: &str) -> Result<ValidPolicy, AppEr
             errors.check(field, policy::validate_pattern(d));
         }
     }
-    let egress: Vec<EgressRule> = req.egress_rules.iter().map(|r| EgressRule { cidr: r.cidr.trim().to_owned(), ports: r.ports.clone() }).collect();
+    let egress: Vec<EgressRule> = req
+        .egress_rules
+        .iter()
+        .map(|r| EgressRule { cidr: r.cidr.trim().to_owned(), ports: r.ports.clone() })
+        .collect();
     for r in &egress {
         errors.check("egressRules", policy::validate_egress(r));
     }
@@ -146,13 +160,27 @@ pub async fn create_policy(state: &AppState, caller: &Caller, req: PolicyRequest
     let name = req.name.trim().to_owned();
     let silo = admin_write(state, caller, "policy.create", &name).await?;
     let v = validate_policy(&req, &name)?;
-    let f = PolicyFields { description: &v.description, tenant_selector: &v.selector, allowed_domains: &v.allowed, denied_domains: &v.denied, egress_rules: &v.egress };
+    let f = PolicyFields {
+        description: &v.description,
+        tenant_selector: &v.selector,
+        allowed_domains: &v.allowed,
+        denied_domains: &v.denied,
+        egress_rules: &v.egress,
+    };
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     policy_db::insert(&mut *tx, &name, &f).await.map_err(|e| match e {
         DbError::UniqueViolation { .. } => conflict("POLICY_EXISTS", "name", "A policy with this name exists.".into()),
         other => db_failure(caller, other),
     })?;
-    record(&mut *tx, caller, "policy.create", &name, "success", json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied })).await?;
+    record(
+        &mut *tx,
+        caller,
+        "policy.create",
+        &name,
+        "success",
+        json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }),
+    )
+    .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
     get_policy(state, caller, &name).await
@@ -161,20 +189,42 @@ pub async fn create_policy(state: &AppState, caller: &Caller, req: PolicyRequest
 /// One policy.
 pub async fn get_policy(state: &AppState, caller: &Caller, name: &str) -> Result<PolicyView, AppError> {
     admin_read(state, caller)?;
-    let row = policy_db::get(&state.pool, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| policy_not_found(name))?;
+    let row = policy_db::get(&state.pool, name)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .ok_or_else(|| policy_not_found(name))?;
     Ok(policy_view(row))
 }
 
 /// Changes a policy.
-pub async fn update_policy(state: &AppState, caller: &Caller, name: &str, req: PolicyRequest) -> Result<PolicyView, AppError> {
+pub async fn update_policy(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    req: PolicyRequest,
+) -> Result<PolicyView, AppError> {
     let silo = admin_write(state, caller, "policy.update", name).await?;
     let v = validate_policy(&req, name)?;
-    let f = PolicyFields { description: &v.description, tenant_selector: &v.selector, allowed_domains: &v.allowed, denied_domains: &v.denied, egress_rules: &v.egress };
+    let f = PolicyFields {
+        description: &v.description,
+        tenant_selector: &v.selector,
+        allowed_domains: &v.allowed,
+        denied_domains: &v.denied,
+        egress_rules: &v.egress,
+    };
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     if !policy_db::update(&mut *tx, name, &f).await.map_err(|e| db_failure(caller, e))? {
         return Err(policy_not_found(name));
     }
-    record(&mut *tx, caller, "policy.update", name, "success", json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied })).await?;
+    record(
+        &mut *tx,
+        caller,
+        "policy.update",
+        name,
+        "success",
+        json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }),
+    )
+    .await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
     get_policy(state, caller, name).await
@@ -184,7 +234,10 @@ pub async fn update_policy(state: &AppState, caller: &Caller, name: &str, req: P
 pub async fn delete_policy(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "policy.delete", name).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row = policy_db::get(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| policy_not_found(name))?;
+    let row = policy_db::get(&mut *tx, name)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .ok_or_else(|| policy_not_found(name))?;
     if !row.used_by.is_empty() {
         return Err(AppError::Conflict {
             code: "POLICY_IN_USE".into(),
@@ -212,11 +265,22 @@ pub async fn preview_policy(state: &AppState, caller: &Caller, req: PolicyReques
     let mut changes = Vec::new();
     for t in &snap.tenants {
         let labels = policy::labels(&t.name, t.team.as_deref());
-        let governs = |ps: &[Policy]| policy::select(ps, t.policy_ref.as_deref(), &labels).is_some_and(|(p, _)| p.name == name);
+        let governs =
+            |ps: &[Policy]| policy::select(ps, t.policy_ref.as_deref(), &labels).is_some_and(|(p, _)| p.name == name);
         let (before, now) = (governs(&snap.policies), governs(&after));
         if before != now {
-            let why = if now { format!("selected by {}", selector_text(&req.tenant_selector)) } else { "no longer selected".into() };
-            changes.push(AccessChange { tenant: t.name.clone(), model: format!("policy {name}"), before, after: now, why });
+            let why = if now {
+                format!("selected by {}", selector_text(&req.tenant_selector))
+            } else {
+                "no longer selected".into()
+            };
+            changes.push(AccessChange {
+                tenant: t.name.clone(),
+                model: format!("policy {name}"),
+                before,
+                after: now,
+                why,
+            });
         }
     }
     Ok(WhatIf { changes, evaluated: i64::try_from(snap.tenants.len()).unwrap_or(i64::MAX) })
@@ -237,7 +301,12 @@ struct ValidGrant {
     note: String,
 }
 
-async fn validate_grant(state: &AppState, caller: &Caller, req: &GrantRequest, snap: &Snapshot) -> Result<ValidGrant, AppError> {
+async fn validate_grant(
+    state: &AppState,
+    caller: &Caller,
+    req: &GrantRequest,
+    snap: &Snapshot,
+) -> Result<ValidGrant, AppError> {
     let mut errors = FieldErrors::new();
     let payload_type = req.payload_type.trim().to_owned();
     if !PAYLOAD_TYPES.contains(&payload_type.as_str()) {
@@ -252,7 +321,9 @@ async fn validate_grant(state: &AppState, caller: &Caller, req: &GrantRequest, s
     let subject_type = req.subject_type.trim().to_owned();
     let mut subject_id = req.subject_id.trim().to_owned();
     match subject_type.as_str() {
-        "tenant" if snap.tenant(&subject_id).is_none() => errors.add("subjectId", format!("No user named “{subject_id}”.")),
+        "tenant" if snap.tenant(&subject_id).is_none() => {
+            errors.add("subjectId", format!("No user named “{subject_id}”."))
+        }
         "user" if subject_id.is_empty() => errors.add("subjectId", "Give the person's subject."),
         "group" => {
             let all = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
@@ -276,7 +347,15 @@ async fn validate_grant(state: &AppState, caller: &Caller, req: &GrantRequest, s
         errors.add("note", "At most 500 characters.");
     }
     errors
-        .into_result(ValidGrant { payload_type, payload_id, subject_type, subject_id, access: access.unwrap_or(Access::Deny), priority: req.priority, note })
+        .into_result(ValidGrant {
+            payload_type,
+            payload_id,
+            subject_type,
+            subject_id,
+            access: access.unwrap_or(Access::Deny),
+            priority: req.priority,
+            note,
+        })
         .map_err(|fields| AppError::Validation { fields })
 }
 
@@ -290,7 +369,13 @@ fn what_if(snap: &Snapshot, grants: &[Grant]) -> WhatIf {
             let before = snap.catalog.access(&subject, m);
             let after = decide(&subject, grants, MODEL, m, snap.catalog.default_access);
             if before.allowed() != after.allowed() {
-                changes.push(AccessChange { tenant: t.name.clone(), model: m.clone(), before: before.allowed(), after: after.allowed(), why: after.explain() });
+                changes.push(AccessChange {
+                    tenant: t.name.clone(),
+                    model: m.clone(),
+                    before: before.allowed(),
+                    after: after.allowed(),
+                    why: after.explain(),
+                });
             }
         }
     }
@@ -360,7 +445,12 @@ pub async fn create_grant(state: &AppState, caller: &Caller, req: GrantRequest) 
     record(&mut *tx, caller, "grant.create", &v.payload_id, "success", meta).await?;
     tx.commit().await.map_err(|e| sql_failure(caller, e))?;
     converge(silo);
-    let row = grant_db::list(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().find(|g| g.id == id).ok_or_else(|| grant_not_found(&id.to_string()))?;
+    let row = grant_db::list(&state.pool)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|g| g.id == id)
+        .ok_or_else(|| grant_not_found(&id.to_string()))?;
     Ok(grant_view(row))
 }
 

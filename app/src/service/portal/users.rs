@@ -92,13 +92,19 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
     let db = |e| db_failure(caller, e);
     let trimmed = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
     let (q, team, phase) = (trimmed(&filter.q), trimmed(&filter.team), trimmed(&filter.phase));
-    let f = TenantFilter { search: q.as_deref(), team: team.as_deref(), suspended: filter.suspended, phase: phase.as_deref() };
+    let f = TenantFilter {
+        search: q.as_deref(),
+        team: team.as_deref(),
+        suspended: filter.suspended,
+        phase: phase.as_deref(),
+    };
     let rows = tenants::list(&state.pool, &f).await.map_err(db)?;
     let all = tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?;
     let mut teams: Vec<String> = all.iter().filter_map(|t| t.team.clone()).collect();
     teams.sort();
     teams.dedup();
-    let policies = opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
+    let policies =
+        opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
     let extras = extras(state, caller).await?;
     Ok(UserList {
         users: rows.into_iter().map(|r| view(r, &extras)).collect(),
@@ -111,7 +117,10 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
 /// One user.
 pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
     admin_read(state, caller)?;
-    let row = tenants::get(&state.pool, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    let row = tenants::get(&state.pool, name)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .ok_or_else(|| user_not_found(name))?;
     Ok(view(row, &extras(state, caller).await?))
 }
 
@@ -131,7 +140,10 @@ struct Valid {
 fn cpu_ok(v: &str) -> bool {
     let digits = v.strip_suffix('m').unwrap_or(v);
     let (whole, frac) = digits.split_once('.').unwrap_or((digits, "0"));
-    !whole.is_empty() && whole.bytes().all(|b| b.is_ascii_digit()) && !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit())
+    !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && !frac.is_empty()
+        && frac.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn memory_ok(v: &str) -> bool {
@@ -147,7 +159,11 @@ fn validate(req: &UserRequest) -> Result<Valid, AppError> {
     let email = req.email.trim().to_owned();
     match email.split_once('@') {
         _ if email.is_empty() => errors.add("email", "E-mail is required."),
-        Some((local, domain)) if !local.is_empty() && domain.contains('.') && !email.contains(char::is_whitespace) && email.len() <= 254 => {}
+        Some((local, domain))
+            if !local.is_empty()
+                && domain.contains('.')
+                && !email.contains(char::is_whitespace)
+                && email.len() <= 254 => {}
         _ => errors.add("email", "Enter an e-mail address like ana@example.com."),
     }
     let subject = req.subject.trim().to_owned();
@@ -172,7 +188,10 @@ fn validate(req: &UserRequest) -> Result<Valid, AppError> {
         Some(text) => match parse_amount(text) {
             Some(micros) => Some(Some(micros)),
             None => {
-                errors.add("monthlyBudgetUsd", "Enter an amount like 25 or 25.50 (two decimals at most), or leave it empty.");
+                errors.add(
+                    "monthlyBudgetUsd",
+                    "Enter an amount like 25 or 25.50 (two decimals at most), or leave it empty.",
+                );
                 None
             }
         },
@@ -187,9 +206,11 @@ fn write_failure(caller: &Caller, err: DbError) -> AppError {
         DbError::UniqueViolation { constraint } if constraint == "tenants_pkey" => {
             conflict("TENANT_EXISTS", "name", "A user with this name exists; choose another.".into())
         }
-        DbError::UniqueViolation { constraint } if constraint == "tenants_subject_key" => {
-            conflict("SUBJECT_TAKEN", "subject", "Another user already has this subject: a person has one user per silo.".into())
-        }
+        DbError::UniqueViolation { constraint } if constraint == "tenants_subject_key" => conflict(
+            "SUBJECT_TAKEN",
+            "subject",
+            "Another user already has this subject: a person has one user per silo.".into(),
+        ),
         DbError::UniqueViolation { constraint } if constraint == "tenants_email_key" => {
             conflict("EMAIL_TAKEN", "email", "Another user already has this e-mail address.".into())
         }
@@ -223,7 +244,8 @@ async fn apply_budget(
             budgets::put(tx, &f).await.map_err(db)?;
         }
         Some(None) => {
-            let own = budgets::list(&mut *tx).await.map_err(db)?.into_iter().find(|b| b.tenant.as_deref() == Some(name));
+            let own =
+                budgets::list(&mut *tx).await.map_err(db)?.into_iter().find(|b| b.tenant.as_deref() == Some(name));
             if let Some(b) = own {
                 budgets::delete(&mut *tx, b.id).await.map_err(db)?;
             }
@@ -278,7 +300,10 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
         memory: v.memory.as_deref(),
     };
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    tenants::update(&mut *tx, name, &fields).await.map_err(|e| write_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    tenants::update(&mut *tx, name, &fields)
+        .await
+        .map_err(|e| write_failure(caller, e))?
+        .ok_or_else(|| user_not_found(name))?;
     apply_budget(&mut tx, caller, name, v.budget.take()).await?;
     let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
     record(&mut *tx, caller, "tenant.update", name, "success", meta).await?;
@@ -288,7 +313,12 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
 }
 
 /// Suspends (blocks the user's key) or resumes a user.
-pub async fn set_suspended(state: &AppState, caller: &Caller, name: &str, suspended: bool) -> Result<UserView, AppError> {
+pub async fn set_suspended(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    suspended: bool,
+) -> Result<UserView, AppError> {
     let action = if suspended { "tenant.suspend" } else { "tenant.resume" };
     let silo = admin_write(state, caller, action, name).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
@@ -348,7 +378,9 @@ mod tests {
             ..req()
         };
         let AppError::Validation { fields } = validate(&bad).unwrap_err() else { panic!("not a validation error") };
-        for field in ["displayName", "email", "subject", "team", "resources.cpu", "resources.memory", "monthlyBudgetUsd"] {
+        for field in
+            ["displayName", "email", "subject", "team", "resources.cpu", "resources.memory", "monthlyBudgetUsd"]
+        {
             assert!(fields.get(field).is_some(), "{field}: {fields:?}");
         }
         let cleared = UserRequest { monthly_budget_usd: Some(Amount(String::new())), ..req() };

@@ -135,6 +135,9 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
             ]);
         }
     }
+    if matches!(state.role, RoleSettings::Silo(_)) {
+        ops.extend(silo_operations());
+    }
     ops.push(Operation {
         method: "get",
         path: "/openapi.json",
@@ -292,9 +295,11 @@ pub fn document(state: &AppState) -> Value {
             operation["requestBody"] =
                 json!({ "required": true, "content": { "application/json": { "schema": schema(body) } } });
         }
-        if op.path.contains("{name}") {
-            operation["parameters"] =
-                json!([{ "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }]);
+        for param in ["name", "id"] {
+            if op.path.contains(&format!("{{{param}}}")) {
+                operation["parameters"] =
+                    json!([{ "name": param, "in": "path", "required": true, "schema": { "type": "string" } }]);
+            }
         }
         let entry = paths.entry(format!("/api/v1{}", op.path)).or_insert_with(|| json!({}));
         entry[op.method] = operation;
@@ -308,6 +313,215 @@ pub fn document(state: &AppState) -> Value {
         "info": { "title": title, "version": app::VERSION },
         "security": [{ "bearer": [] }],
         "paths": paths,
-        "components": components()
+        "components": with_silo_schemas(components())
     })
+}
+
+fn op(
+    method: &'static str,
+    path: &'static str,
+    summary: &'static str,
+    body: Option<&'static str>,
+    status: u16,
+    ok: Value,
+) -> Operation {
+    Operation { method, path, summary, body, ok: (status, ok) }
+}
+
+/// The silo portal's operations (owners and admins of the silo only).
+fn silo_operations() -> Vec<Operation> {
+    let object = || json!({ "type": "object" });
+    let array = || json!({ "type": "array", "items": { "type": "object" } });
+    let empty = || json!({});
+    vec![
+        op("get", "/tenants", "Users (?q=&team=&phase=&suspended=)", None, 200, array()),
+        op("post", "/tenants", "Create a user → {name, status: \"created\", …}", Some("UserRequest"), 201, object()),
+        op("get", "/tenants/{name}", "One user", None, 200, object()),
+        op("put", "/tenants/{name}", "Change a user", Some("UserRequest"), 200, object()),
+        op("delete", "/tenants/{name}", "Delete a user (their spend history stays, unattributed)", None, 204, empty()),
+        op("post", "/tenants/{name}/suspend", "Suspend a user: their LiteLLM key is blocked", None, 200, object()),
+        op("post", "/tenants/{name}/resume", "Resume a user", None, 200, object()),
+        op(
+            "get",
+            "/tenants/{name}/effective-access",
+            "Every model, policy and limit that applies to the user, and why",
+            None,
+            200,
+            object(),
+        ),
+        op("get", "/groups", "Groups with their members", None, 200, array()),
+        op("post", "/groups", "Create a group", Some("GroupRequest"), 201, object()),
+        op("get", "/groups/{id}", "One group", None, 200, object()),
+        op("put", "/groups/{id}", "Change a group and replace its members", Some("GroupRequest"), 200, object()),
+        op("delete", "/groups/{id}", "Delete a group (its grants, limit and default go with it)", None, 204, empty()),
+        op("get", "/policies", "Access policies", None, 200, array()),
+        op("post", "/policies", "Create an access policy", Some("PolicyRequest"), 201, object()),
+        op("get", "/policies/{name}", "One access policy", None, 200, object()),
+        op("put", "/policies/{name}", "Change an access policy", Some("PolicyRequest"), 200, object()),
+        op("delete", "/policies/{name}", "Delete a policy no user names (409 POLICY_IN_USE)", None, 204, empty()),
+        op("get", "/grants", "Grants, newest first", None, 200, array()),
+        op(
+            "post",
+            "/grants",
+            "Allow or deny a payload to a tenant, user or group",
+            Some("GrantRequest"),
+            201,
+            object(),
+        ),
+        op(
+            "post",
+            "/grants/preview",
+            "What a grant would change (who gains or loses which model), without making it",
+            Some("GrantRequest"),
+            200,
+            object(),
+        ),
+        op("delete", "/grants/{id}", "Delete a grant", None, 204, empty()),
+        op(
+            "get",
+            "/ai-budget",
+            "Limits in their current calendar period, notices and spend (?period=day|week|month)",
+            None,
+            200,
+            object(),
+        ),
+        op(
+            "get",
+            "/ai-budget/global",
+            "The silo's monthly limit as {currency, ceilingAmount, set}",
+            None,
+            200,
+            object(),
+        ),
+        op(
+            "put",
+            "/ai-budget/global",
+            "Set the silo's monthly limit {currency, ceilingAmount}",
+            Some("GlobalCeiling"),
+            204,
+            empty(),
+        ),
+        op(
+            "put",
+            "/ai-budget/limits",
+            "Set the limit of the silo, a group or a user",
+            Some("LimitRequest"),
+            200,
+            object(),
+        ),
+        op("delete", "/ai-budget/limits/{id}", "Remove a limit", None, 204, empty()),
+        op(
+            "put",
+            "/ai-budget/settings",
+            "Silo settings: time zone of the periods, currency, default model access",
+            Some("SiloSettings"),
+            200,
+            object(),
+        ),
+        op(
+            "get",
+            "/ai-budget/spend.csv",
+            "Spend of the current period per user, group and model as CSV (?period=)",
+            None,
+            200,
+            json!({ "type": "string" }),
+        ),
+        op("get", "/models", "Model deployments", None, 200, array()),
+        op("post", "/models", "Add a deployment behind a public model name", Some("DeploymentRequest"), 201, object()),
+        op("delete", "/models/{id}", "Remove a deployment", None, 204, empty()),
+        op("get", "/model-routing/defaults", "Default models and fallback chains", None, 200, object()),
+        op(
+            "put",
+            "/model-routing/defaults",
+            "Set the default model of the silo, a group or a user",
+            Some("DefaultRequest"),
+            200,
+            object(),
+        ),
+        op("delete", "/model-routing/defaults/{id}", "Remove a default model", None, 204, empty()),
+        op(
+            "put",
+            "/model-routing/fallbacks",
+            "Set the fallback chain of a public model name",
+            Some("FallbackRequest"),
+            200,
+            array(),
+        ),
+        op(
+            "post",
+            "/model-routing/test",
+            "Which deployment would serve a user's request, and why",
+            Some("RouteTestRequest"),
+            200,
+            object(),
+        ),
+        op("get", "/providers/credentials", "Provider credentials (never their secrets)", None, 200, array()),
+        op(
+            "post",
+            "/providers/credentials",
+            "Store a provider key (sealed; never returned)",
+            Some("CredentialRequest"),
+            201,
+            object(),
+        ),
+        op(
+            "put",
+            "/providers/credentials/{id}",
+            "Rotate a provider key {apiKey}",
+            Some("CredentialRequest"),
+            200,
+            object(),
+        ),
+        op(
+            "delete",
+            "/providers/credentials/{id}",
+            "Delete a credential no deployment uses (409 CREDENTIAL_IN_USE)",
+            None,
+            204,
+            empty(),
+        ),
+    ]
+}
+
+/// The silo portal's request schemas, added to the shared components.
+fn with_silo_schemas(mut components: Value) -> Value {
+    let text = json!({ "type": "string" });
+    let opt = json!({ "type": ["string", "null"] });
+    let list = json!({ "type": "array", "items": { "type": "string" } });
+    let amount = json!({ "type": ["string", "number"], "description": "Decimal amount with at most two places" });
+    let schemas = json!({
+        "UserRequest": { "type": "object", "required": ["email", "subject"], "properties": {
+            "name": text, "displayName": text, "email": text, "subject": text, "team": opt, "policyRef": opt,
+            "resources": { "type": "object", "properties": { "cpu": opt, "memory": opt } },
+            "monthlyBudgetUsd": amount } },
+        "GroupRequest": { "type": "object", "required": ["name", "scope"], "properties": {
+            "name": text, "scope": { "enum": ["org", "department", "team", "project", "personal"] }, "description": text, "members": list } },
+        "PolicyRequest": { "type": "object", "properties": {
+            "name": text, "description": text, "tenantSelector": { "type": "object", "additionalProperties": { "type": "string" } },
+            "allowedDomains": list, "deniedDomains": list,
+            "egressRules": { "type": "array", "items": { "type": "object", "properties": { "cidr": text, "ports": { "type": "array", "items": { "type": "integer" } } } } } } },
+        "GrantRequest": { "type": "object", "required": ["payloadType", "payloadId", "subjectType", "subjectId", "access"], "properties": {
+            "payloadType": { "enum": ["model", "mcp-server", "skill-bundle"] }, "payloadId": text,
+            "subjectType": { "enum": ["tenant", "user", "group"] }, "subjectId": text, "access": { "enum": ["allow", "deny"] },
+            "priority": { "type": "integer", "minimum": -1000, "maximum": 1000 }, "note": text } },
+        "GlobalCeiling": { "type": "object", "required": ["ceilingAmount"], "properties": { "currency": text, "ceilingAmount": amount } },
+        "LimitRequest": { "type": "object", "required": ["level", "amount"], "properties": {
+            "level": { "enum": ["silo", "group", "user"] }, "target": opt, "currency": text, "amount": amount,
+            "period": { "enum": ["day", "week", "month"] }, "thresholds": { "type": "array", "items": { "type": "integer", "minimum": 1, "maximum": 100 } } } },
+        "SiloSettings": { "type": "object", "properties": { "timeZone": text, "currency": text, "defaultModelAccess": { "enum": ["allow", "deny"] } } },
+        "DeploymentRequest": { "type": "object", "required": ["publicName", "upstreamModel"], "properties": {
+            "publicName": text, "upstreamModel": text, "apiBase": opt, "credential": opt, "weight": { "type": "integer", "minimum": 1, "maximum": 1000 } } },
+        "DefaultRequest": { "type": "object", "required": ["scope", "model"], "properties": {
+            "scope": { "enum": ["silo", "group", "user"] }, "target": opt, "model": text } },
+        "FallbackRequest": { "type": "object", "required": ["publicName"], "properties": { "publicName": text, "chain": list } },
+        "RouteTestRequest": { "type": "object", "required": ["user"], "properties": { "user": text, "model": opt } },
+        "CredentialRequest": { "type": "object", "required": ["apiKey"], "properties": {
+            "name": text, "provider": { "enum": ["openai", "anthropic", "azure", "gemini", "mistral", "openai-compatible"] }, "apiKey": text, "apiBase": opt } },
+    });
+    if let (Some(target), Value::Object(extra)) =
+        (components.get_mut("schemas").and_then(Value::as_object_mut), schemas)
+    {
+        target.extend(extra);
+    }
+    components
 }

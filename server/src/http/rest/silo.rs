@@ -1,0 +1,442 @@
+//! Silo REST routes (the reference's silo contracts, generalised where the portal does more):
+//! `/tenants`, `/groups`, `/policies`, `/grants`, `/ai-budget`, `/models`, `/model-routing`,
+//! `/providers/credentials`. Every handler calls the same service function as the pages.
+
+use std::collections::HashMap;
+
+use app::{
+    error::AppError,
+    model::portal::{
+        Amount, CredentialRequest, DefaultRequest, DeploymentRequest, FallbackRequest, GrantRequest, GroupRequest,
+        LimitRequest, PolicyRequest, RouteTestRequest, SiloSettingsView, UserFilter, UserRequest,
+    },
+    service::portal::{access, budgets, groups, models, policies, users},
+    state::{AppState, Caller},
+};
+use axum::{
+    Json, Router,
+    extract::{Path, Query, State},
+    http::{StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::{delete, get, post, put},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::http::error::{ApiError, ApiResult, JsonBody};
+
+/// The silo's `/api/v1` routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/tenants", get(list_tenants).post(create_tenant))
+        .route("/tenants/{name}", get(get_tenant).put(update_tenant).delete(delete_tenant))
+        .route("/tenants/{name}/suspend", post(suspend_tenant))
+        .route("/tenants/{name}/resume", post(resume_tenant))
+        .route("/tenants/{name}/effective-access", get(effective_access))
+        .route("/groups", get(list_groups).post(create_group))
+        .route("/groups/{id}", get(get_group).put(update_group).delete(delete_group))
+        .route("/policies", get(list_policies).post(create_policy))
+        .route("/policies/{name}", get(get_policy).put(update_policy).delete(delete_policy))
+        .route("/grants", get(list_grants).post(create_grant))
+        .route("/grants/preview", post(preview_grant))
+        .route("/grants/{id}", delete(delete_grant))
+        .route("/ai-budget", get(budget_overview))
+        .route("/ai-budget/global", get(get_global).put(put_global))
+        .route("/ai-budget/limits", put(set_limit))
+        .route("/ai-budget/limits/{id}", delete(delete_limit))
+        .route("/ai-budget/settings", put(update_settings))
+        .route("/ai-budget/spend.csv", get(spend_csv))
+        .route("/models", get(list_models).post(create_model))
+        .route("/models/{id}", delete(delete_model))
+        .route("/model-routing/defaults", get(list_defaults).put(put_default))
+        .route("/model-routing/defaults/{id}", delete(delete_default))
+        .route("/model-routing/fallbacks", put(put_fallbacks))
+        .route("/model-routing/test", post(test_route))
+        .route("/providers/credentials", get(list_credentials).post(create_credential))
+        .route("/providers/credentials/{id}", put(rotate_credential).delete(delete_credential))
+}
+
+fn created(location: String, body: impl Serialize) -> Response {
+    (StatusCode::CREATED, [(header::LOCATION, location)], Json(body)).into_response()
+}
+
+fn no_content() -> Response {
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// `GET /tenants?q=&team=&phase=&suspended=`.
+async fn list_tenants(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let suspended = match params.get("suspended").map(String::as_str) {
+        None | Some("") => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(AppError::field("suspended", "Use true or false.")).api(&caller),
+    };
+    let filter = UserFilter {
+        q: params.get("q").cloned(),
+        team: params.get("team").cloned(),
+        phase: params.get("phase").cloned(),
+        suspended,
+    };
+    Ok(Json(users::list(&state, &caller, filter).await.api(&caller)?.users).into_response())
+}
+
+/// `POST /tenants` → 201 `{name, status: "created", …user}`.
+async fn create_tenant(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<UserRequest>,
+) -> Result<Response, ApiError> {
+    let user = users::create(&state, &caller, req).await.api(&caller)?;
+    let mut body = serde_json::to_value(&user).unwrap_or_default();
+    body["status"] = json!("created");
+    Ok(created(format!("/api/v1/tenants/{}", user.name), body))
+}
+
+async fn get_tenant(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(users::get(&state, &caller, &name).await.api(&caller)?).into_response())
+}
+
+async fn update_tenant(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<UserRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(users::update(&state, &caller, &name, req).await.api(&caller)?).into_response())
+}
+
+/// `DELETE /tenants/{name}` → 204.
+async fn delete_tenant(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    users::delete(&state, &caller, &name).await.api(&caller)?;
+    Ok(no_content())
+}
+
+async fn suspend_tenant(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(users::set_suspended(&state, &caller, &name, true).await.api(&caller)?).into_response())
+}
+
+async fn resume_tenant(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(users::set_suspended(&state, &caller, &name, false).await.api(&caller)?).into_response())
+}
+
+async fn effective_access(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(access::effective(&state, &caller, &name).await.api(&caller)?).into_response())
+}
+
+async fn list_groups(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(groups::list(&state, &caller).await.api(&caller)?).into_response())
+}
+
+async fn create_group(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<GroupRequest>,
+) -> Result<Response, ApiError> {
+    let group = groups::create(&state, &caller, req).await.api(&caller)?;
+    Ok(created(format!("/api/v1/groups/{}", group.id), group))
+}
+
+async fn get_group(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(groups::get(&state, &caller, &id).await.api(&caller)?).into_response())
+}
+
+async fn update_group(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(req): JsonBody<GroupRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(groups::update(&state, &caller, &id, req).await.api(&caller)?).into_response())
+}
+
+async fn delete_group(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    groups::delete(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
+
+async fn list_policies(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(policies::overview(&state, &caller).await.api(&caller)?.policies).into_response())
+}
+
+async fn create_policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<PolicyRequest>,
+) -> Result<Response, ApiError> {
+    let policy = policies::create_policy(&state, &caller, req).await.api(&caller)?;
+    Ok(created(format!("/api/v1/policies/{}", policy.name), policy))
+}
+
+async fn get_policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(policies::get_policy(&state, &caller, &name).await.api(&caller)?).into_response())
+}
+
+async fn update_policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<PolicyRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(policies::update_policy(&state, &caller, &name, req).await.api(&caller)?).into_response())
+}
+
+async fn delete_policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    policies::delete_policy(&state, &caller, &name).await.api(&caller)?;
+    Ok(no_content())
+}
+
+async fn list_grants(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(policies::overview(&state, &caller).await.api(&caller)?.grants).into_response())
+}
+
+async fn create_grant(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<GrantRequest>,
+) -> Result<Response, ApiError> {
+    let grant = policies::create_grant(&state, &caller, req).await.api(&caller)?;
+    Ok(created(format!("/api/v1/grants/{}", grant.id), grant))
+}
+
+/// `POST /grants/preview`: what a grant would change, without making it.
+async fn preview_grant(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<GrantRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(policies::preview_grant(&state, &caller, req).await.api(&caller)?).into_response())
+}
+
+async fn delete_grant(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    policies::delete_grant(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
+
+/// `GET /ai-budget[?period=day|week|month]`: limits, notices, spend.
+async fn budget_overview(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    Ok(Json(budgets::overview(&state, &caller, params.get("period").cloned()).await.api(&caller)?).into_response())
+}
+
+/// The reference's global ceiling: the silo-level limit of the calendar month.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GlobalCeiling {
+    #[serde(default)]
+    currency: String,
+    ceiling_amount: Amount,
+}
+
+/// `GET /ai-budget/global` → `{currency, ceilingAmount}` (`USD`/`0` when none is set, as in the
+/// reference — where `0` meant "none"; here a set limit of 0 blocks spending, so an unset one
+/// also answers `"set": false`).
+async fn get_global(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let overview = budgets::overview(&state, &caller, None).await.api(&caller)?;
+    let body = match overview.limits.iter().find(|l| l.level == "silo") {
+        Some(l) => json!({ "currency": l.currency, "ceilingAmount": l.amount, "period": l.period, "set": true }),
+        None => json!({ "currency": overview.settings.currency, "ceilingAmount": "0.00", "set": false }),
+    };
+    Ok(Json(body).into_response())
+}
+
+/// `PUT /ai-budget/global` `{currency, ceilingAmount}` → 204: the silo's monthly limit.
+async fn put_global(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<GlobalCeiling>,
+) -> Result<Response, ApiError> {
+    let limit = LimitRequest {
+        level: "silo".into(),
+        target: None,
+        currency: req.currency,
+        amount: req.ceiling_amount,
+        period: "month".into(),
+        thresholds: vec![],
+    };
+    budgets::set_limit(&state, &caller, limit).await.api(&caller)?;
+    Ok(no_content())
+}
+
+/// `PUT /ai-budget/limits` `{level, target?, currency, amount, period, thresholds}`.
+async fn set_limit(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<LimitRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(budgets::set_limit(&state, &caller, req).await.api(&caller)?).into_response())
+}
+
+async fn delete_limit(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    budgets::delete_limit(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
+
+async fn update_settings(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<SiloSettingsView>,
+) -> Result<Response, ApiError> {
+    Ok(Json(budgets::update_settings(&state, &caller, req).await.api(&caller)?).into_response())
+}
+
+/// `GET /ai-budget/spend.csv[?period=]`.
+async fn spend_csv(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let csv = budgets::spend_csv(&state, &caller, params.get("period").cloned()).await.api(&caller)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (header::CONTENT_DISPOSITION, "attachment; filename=\"spend.csv\""),
+        ],
+        csv,
+    )
+        .into_response())
+}
+
+async fn list_models(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(models::overview(&state, &caller).await.api(&caller)?.deployments).into_response())
+}
+
+async fn create_model(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<DeploymentRequest>,
+) -> Result<Response, ApiError> {
+    let model = models::add_deployment(&state, &caller, req).await.api(&caller)?;
+    Ok(created(format!("/api/v1/models/{}", model.id), model))
+}
+
+async fn delete_model(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    models::delete_deployment(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
+
+async fn list_defaults(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let overview = models::overview(&state, &caller).await.api(&caller)?;
+    let body: Value = json!({ "defaults": overview.defaults, "fallbacks": overview.fallbacks });
+    Ok(Json(body).into_response())
+}
+
+async fn put_default(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<DefaultRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(models::set_default(&state, &caller, req).await.api(&caller)?).into_response())
+}
+
+async fn delete_default(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    models::delete_default(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
+
+async fn put_fallbacks(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<FallbackRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(models::set_fallbacks(&state, &caller, req).await.api(&caller)?).into_response())
+}
+
+async fn test_route(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<RouteTestRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(access::route_test(&state, &caller, req).await.api(&caller)?).into_response())
+}
+
+async fn list_credentials(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(models::overview(&state, &caller).await.api(&caller)?.credentials).into_response())
+}
+
+async fn create_credential(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<CredentialRequest>,
+) -> Result<Response, ApiError> {
+    let credential = models::add_credential(&state, &caller, req).await.api(&caller)?;
+    Ok(created(format!("/api/v1/providers/credentials/{}", credential.id), credential))
+}
+
+/// `PUT /providers/credentials/{id}` `{apiKey}`: rotation.
+async fn rotate_credential(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(req): JsonBody<CredentialRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(models::rotate_credential(&state, &caller, &id, req).await.api(&caller)?).into_response())
+}
+
+async fn delete_credential(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    models::delete_credential(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
