@@ -7,6 +7,8 @@
 pub mod billing_account;
 pub mod cluster_tenant_editor;
 pub mod delete_cluster_tenant;
+pub mod portal_form;
+pub mod portal_tools;
 pub mod provisioning;
 pub mod session_actions;
 pub mod token_form;

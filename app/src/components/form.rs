@@ -7,9 +7,11 @@ use leptos::prelude::*;
 #[component]
 pub fn Field(
     /// The id of the input inside.
-    id: &'static str,
+    #[prop(into)]
+    id: String,
     /// The label text.
-    label: &'static str,
+    #[prop(into)]
+    label: String,
     /// Help text under the input.
     #[prop(optional, into)]
     hint: Option<String>,
@@ -23,7 +25,7 @@ pub fn Field(
 ) -> impl IntoView {
     view! {
         <div class="field" class:invalid=move || error.with(Option::is_some)>
-            <label for=id>
+            <label for=id.clone()>
                 {label}
                 {required.then(|| view! { <span class="req" aria-hidden="true">" *"</span> })}
             </label>

@@ -1,0 +1,550 @@
+//! The silo portal's forms and row actions: one island that renders a described form (fields,
+//! hints, per-field errors from the server), builds the request body, optionally previews what
+//! it would change (the evaluator's what-if), and submits it to the server function its target
+//! names; and one island for row actions (suspend, delete …) with an explicit confirmation.
+//!
+//! Pages describe their forms as data ([`FormField`]); validation is the server's, so the island
+//! and the REST API give the same field-level messages.
+
+use leptos::{ev, prelude::*, task::spawn_local};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::{
+    api::silo as api,
+    components::form::Field,
+    error::{AppError, FieldErrors},
+    model::portal::WhatIf,
+};
+
+/// How a field is edited and sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FieldKind {
+    /// A line of text (sent as a string).
+    Text,
+    /// A secret (never pre-filled, sent as a string).
+    Password,
+    /// A whole number (sent as a number; empty is null).
+    Number,
+    /// One of (value, label).
+    Select(Vec<(String, String)>),
+    /// Any of (value, label), as checkboxes (sent as a list).
+    Multi(Vec<(String, String)>),
+    /// One item per line or comma (sent as a list).
+    Lines,
+    /// `key=value` per line (sent as an object).
+    Pairs,
+    /// `cidr port,port` per line (sent as `[{cidr, ports}]`).
+    Egress,
+}
+
+/// One described field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormField {
+    /// The request's JSON key (dots nest: `resources.cpu`); also the key of its server errors.
+    pub key: String,
+    /// Label.
+    pub label: String,
+    /// Kind.
+    pub kind: FieldKind,
+    /// Help under the field.
+    pub hint: Option<String>,
+    /// Marked required.
+    pub required: bool,
+    /// Initial value (lists: one per line).
+    pub value: String,
+}
+
+impl FormField {
+    /// A field.
+    pub fn new(key: &str, label: &str, kind: FieldKind) -> Self {
+        Self { key: key.into(), label: label.into(), kind, hint: None, required: false, value: String::new() }
+    }
+
+    /// With a hint.
+    #[must_use]
+    pub fn hint(mut self, hint: &str) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Marked required.
+    #[must_use]
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// With an initial value.
+    #[must_use]
+    pub fn value(mut self, value: impl Into<String>) -> Self {
+        self.value = value.into();
+        self
+    }
+}
+
+/// Options from plain values.
+pub fn options(values: &[String]) -> Vec<(String, String)> {
+    values.iter().map(|v| (v.clone(), v.clone())).collect()
+}
+
+/// Where a form goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FormTarget {
+    /// `users/create`.
+    CreateUser,
+    /// `users/update`.
+    UpdateUser(String),
+    /// `groups/create`.
+    CreateGroup,
+    /// `groups/update`.
+    UpdateGroup(String),
+    /// `policies/save` (create when true).
+    SavePolicy(bool),
+    /// `grants/create` (previewable).
+    CreateGrant,
+    /// `budgets/set`.
+    SetLimit,
+    /// `settings/update`.
+    UpdateSettings,
+    /// `credentials/create`.
+    AddCredential,
+    /// `credentials/rotate`.
+    RotateCredential(String),
+    /// `models/create`.
+    AddDeployment,
+    /// `models/fallbacks`.
+    SetFallbacks,
+    /// `models/default`.
+    SetDefault,
+}
+
+impl FormTarget {
+    fn previewable(&self) -> bool {
+        matches!(self, Self::CreateGrant | Self::SavePolicy(_))
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, AppError> {
+    serde_json::from_value(body)
+        .map_err(|e| AppError::Transport { message: format!("the form could not be read: {e}") })
+}
+
+async fn submit(target: FormTarget, body: Value) -> Result<(), AppError> {
+    match target {
+        FormTarget::CreateUser => api::create_user(parse(body)?).await.map(drop),
+        FormTarget::UpdateUser(name) => api::update_user(name, parse(body)?).await.map(drop),
+        FormTarget::CreateGroup => api::create_group(parse(body)?).await.map(drop),
+        FormTarget::UpdateGroup(id) => api::update_group(id, parse(body)?).await.map(drop),
+        FormTarget::SavePolicy(create) => api::save_policy(parse(body)?, create).await.map(drop),
+        FormTarget::CreateGrant => api::create_grant(parse(body)?).await.map(drop),
+        FormTarget::SetLimit => api::set_limit(parse(body)?).await.map(drop),
+        FormTarget::UpdateSettings => api::update_settings(parse(body)?).await.map(drop),
+        FormTarget::AddCredential => api::add_credential(parse(body)?).await.map(drop),
+        FormTarget::RotateCredential(id) => api::rotate_credential(id, parse(body)?).await.map(drop),
+        FormTarget::AddDeployment => api::add_deployment(parse(body)?).await.map(drop),
+        FormTarget::SetFallbacks => api::set_fallbacks(parse(body)?).await.map(drop),
+        FormTarget::SetDefault => api::set_default_model(parse(body)?).await.map(drop),
+    }
+}
+
+async fn preview(target: FormTarget, body: Value) -> Result<WhatIf, AppError> {
+    match target {
+        FormTarget::CreateGrant => api::preview_grant(parse(body)?).await,
+        FormTarget::SavePolicy(_) => api::preview_policy(parse(body)?).await,
+        _ => Err(AppError::Transport { message: "nothing to preview".into() }),
+    }
+}
+
+fn items(text: &str) -> Vec<String> {
+    text.split(['\n', ',']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+
+/// The JSON value of one field, or the message for it.
+fn encode(kind: &FieldKind, text: &str) -> Result<Value, String> {
+    Ok(match kind {
+        FieldKind::Text | FieldKind::Password | FieldKind::Select(_) => json!(text.trim()),
+        FieldKind::Number if text.trim().is_empty() => Value::Null,
+        FieldKind::Number => json!(text.trim().parse::<i64>().map_err(|_| "Enter a whole number.".to_owned())?),
+        FieldKind::Lines | FieldKind::Multi(_) => json!(items(text)),
+        FieldKind::Pairs => {
+            let mut map = Map::new();
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                let (k, v) = line.split_once('=').ok_or_else(|| format!("“{line}”: write key=value, one per line."))?;
+                map.insert(k.trim().to_owned(), json!(v.trim()));
+            }
+            Value::Object(map)
+        }
+        FieldKind::Egress => {
+            let mut rules = Vec::new();
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                let mut parts = line.split_whitespace();
+                let cidr = parts.next().unwrap_or_default();
+                let ports = parts
+                    .flat_map(|p| p.split(','))
+                    .filter(|p| !p.is_empty())
+                    .map(|p| p.parse::<u16>().map_err(|_| format!("“{p}” is not a port (1–65535).")))
+                    .collect::<Result<Vec<u16>, String>>()?;
+                rules.push(json!({ "cidr": cidr, "ports": ports }));
+            }
+            json!(rules)
+        }
+    })
+}
+
+/// Sets `key` (dotted) in `body`.
+fn put(body: &mut Map<String, Value>, key: &str, value: Value) {
+    match key.split_once('.') {
+        None => {
+            body.insert(key.to_owned(), value);
+        }
+        Some((head, rest)) => {
+            let inner = body.entry(head.to_owned()).or_insert_with(|| json!({}));
+            if let Value::Object(map) = inner {
+                put(map, rest, value);
+            }
+        }
+    }
+}
+
+fn dom_id(form: &str, key: &str) -> String {
+    format!("{form}-{}", key.replace('.', "-"))
+}
+
+/// A described form.
+#[island]
+pub fn PortalForm(
+    /// DOM id prefix (unique on the page).
+    id: String,
+    /// Fields.
+    fields: Vec<FormField>,
+    /// Where it goes.
+    target: FormTarget,
+    /// The submit button.
+    submit_label: String,
+    /// Where to go after success (reloads the page's data).
+    done: String,
+    /// Fixed keys sent with the form (e.g. `payloadType`).
+    #[prop(optional)]
+    fixed: Option<Vec<(String, String)>>,
+) -> impl IntoView {
+    let values: Vec<RwSignal<String>> = fields.iter().map(|f| RwSignal::new(f.value.clone())).collect();
+    let errors = RwSignal::new(FieldErrors::new());
+    let general = RwSignal::new(None::<String>);
+    let pending = RwSignal::new(false);
+    let what_if = RwSignal::new(None::<WhatIf>);
+    let fields = StoredValue::new(fields);
+    let fixed = StoredValue::new(fixed.unwrap_or_default());
+    let target = StoredValue::new(target);
+    let done = StoredValue::new(done);
+    let vals = StoredValue::new(values.clone());
+
+    let body = move || -> Result<Value, FieldErrors> {
+        let mut body = Map::new();
+        let mut problems = FieldErrors::new();
+        for (k, v) in fixed.get_value() {
+            put(&mut body, &k, json!(v));
+        }
+        for (f, v) in fields.get_value().iter().zip(vals.get_value()) {
+            match encode(&f.kind, &v.get_untracked()) {
+                Ok(value) => put(&mut body, &f.key, value),
+                Err(message) => problems.add(f.key.clone(), message),
+            }
+        }
+        problems.into_result(Value::Object(body))
+    };
+    let show = move |err: AppError| {
+        let fields_err = err.field_errors();
+        let known: Vec<String> = fields.get_value().iter().map(|f| f.key.clone()).collect();
+        let unplaced: Vec<String> =
+            fields_err.0.iter().filter(|(k, _)| !known.contains(k)).map(|(k, m)| format!("{k}: {m}")).collect();
+        errors.set(fields_err);
+        general.set(Some(if unplaced.is_empty() { err.to_string() } else { unplaced.join(" ") }));
+    };
+    let on_submit = move |ev: ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = match body() {
+            Ok(b) => b,
+            Err(problems) => {
+                errors.set(problems);
+                general.set(Some("Some fields need attention.".into()));
+                return;
+            }
+        };
+        pending.set(true);
+        spawn_local(async move {
+            match submit(target.get_value(), body).await {
+                Ok(()) => crate::islands::navigate(&done.get_value()),
+                Err(err) => {
+                    show(err);
+                    pending.set(false);
+                }
+            }
+        });
+    };
+    let on_preview = move |_| {
+        let Ok(body) = body() else { return };
+        pending.set(true);
+        spawn_local(async move {
+            match preview(target.get_value(), body).await {
+                Ok(w) => {
+                    errors.set(FieldErrors::new());
+                    general.set(None);
+                    what_if.set(Some(w));
+                }
+                Err(err) => show(err),
+            }
+            pending.set(false);
+        });
+    };
+    let form_id = id.clone();
+    let rendered = fields
+        .get_value()
+        .into_iter()
+        .zip(values)
+        .map(|(f, value)| {
+            let input_id = dom_id(&form_id, &f.key);
+            let key = f.key.clone();
+            let error = Signal::derive(move || errors.with(|e| e.get(&key).map(str::to_owned)));
+            let control = match f.kind.clone() {
+                FieldKind::Select(opts) => {
+                    let current = f.value.clone();
+                    view! {
+                        <select id=input_id.clone() on:change=move |ev| value.set(event_target_value(&ev))>
+                            {opts
+                                .into_iter()
+                                .map(|(v, label)| {
+                                    let selected = v == current;
+                                    view! { <option value=v selected=selected>{label}</option> }
+                                })
+                                .collect_view()}
+                        </select>
+                    }
+                    .into_any()
+                }
+                FieldKind::Multi(opts) => {
+                    let boxes = opts
+                        .into_iter()
+                        .map(|(v, label)| {
+                            let checked = items(&value.get_untracked()).contains(&v);
+                            let box_id = format!("{input_id}-{v}");
+                            let box_for = box_id.clone();
+                            let item = v.clone();
+                            view! {
+                                <label class="check" for=box_for>
+                                    <input
+                                        type="checkbox"
+                                        id=box_id
+                                        value=v
+                                        checked=checked
+                                        on:change=move |ev| {
+                                            let on = event_target_checked(&ev);
+                                            value.update(|text| {
+                                                let mut list = items(text);
+                                                list.retain(|x| *x != item);
+                                                if on {
+                                                    list.push(item.clone());
+                                                }
+                                                *text = list.join("\n");
+                                            });
+                                        }
+                                    />
+                                    {label}
+                                </label>
+                            }
+                        })
+                        .collect_view();
+                    view! { <div class="checks" id=input_id.clone()>{boxes}</div> }.into_any()
+                }
+                FieldKind::Lines | FieldKind::Pairs | FieldKind::Egress => view! {
+                    <textarea id=input_id.clone() rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))></textarea>
+                }
+                .into_any(),
+                FieldKind::Password => view! {
+                    <input id=input_id.clone() type="password" autocomplete="off" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                }
+                .into_any(),
+                FieldKind::Number => view! {
+                    <input id=input_id.clone() type="number" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                }
+                .into_any(),
+                FieldKind::Text => view! {
+                    <input id=input_id.clone() type="text" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                }
+                .into_any(),
+            };
+            view! {
+                <Field id=input_id.clone() label=f.label.clone() required=f.required hint=f.hint.clone().unwrap_or_default() error=error>
+                    {control}
+                </Field>
+            }
+        })
+        .collect_view();
+    let previewable = target.get_value().previewable();
+    view! {
+        <form class="form portal-form" id=id on:submit=on_submit novalidate>
+            {rendered}
+            {move || general.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            {move || what_if.get().map(|w| view! { <WhatIfView what_if=w /> })}
+            <div class="form-actions">
+                {previewable.then(|| view! {
+                    <button type="button" class="btn ghost" on:click=on_preview disabled=move || pending.get()>"Preview changes"</button>
+                })}
+                <button type="submit" class="btn primary" disabled=move || pending.get()>{submit_label}</button>
+            </div>
+        </form>
+    }
+}
+
+/// A what-if preview: whose access would change.
+#[component]
+pub fn WhatIfView(what_if: WhatIf) -> impl IntoView {
+    if what_if.changes.is_empty() {
+        return view! {
+            <p class="notice info what-if" role="status">{format!("No change: {} decision(s) evaluated, none would flip.", what_if.evaluated)}</p>
+        }
+        .into_any();
+    }
+    let count = what_if.changes.len();
+    let rows = what_if
+        .changes
+        .into_iter()
+        .map(|c| {
+            let (from, to) = (if c.before { "yes" } else { "no" }, if c.after { "yes" } else { "no" });
+            view! { <tr><td>{c.tenant}</td><td>{c.model}</td><td>{from}</td><td>{to}</td><td>{c.why}</td></tr> }
+        })
+        .collect_view();
+    view! {
+        <div class="what-if" role="status">
+            <p>{format!("{count} decision(s) of {} would change:", what_if.evaluated)}</p>
+            <table class="table"><thead><tr><th>"User"</th><th>"Applies to"</th><th>"Before"</th><th>"After"</th><th>"Why, after"</th></tr></thead><tbody>{rows}</tbody></table>
+        </div>
+    }
+    .into_any()
+}
+
+/// A row action.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RowAction {
+    /// Suspend (true) or resume a user.
+    SuspendUser(String, bool),
+    /// Delete a user (typed confirmation).
+    DeleteUser(String),
+    /// Delete a group.
+    DeleteGroup(String),
+    /// Delete a policy.
+    DeletePolicy(String),
+    /// Delete a grant (shows what it would change first).
+    DeleteGrant(String),
+    /// Remove a limit.
+    DeleteLimit(String),
+    /// Dismiss a notice.
+    DismissNotice(i64),
+    /// Delete a credential.
+    DeleteCredential(String),
+    /// Remove a deployment.
+    DeleteDeployment(String),
+    /// Remove a default model.
+    DeleteDefault(String),
+}
+
+async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
+    match action {
+        RowAction::SuspendUser(name, on) => api::suspend_user(name, on).await.map(drop),
+        RowAction::DeleteUser(name) => api::delete_user(name, confirmation).await,
+        RowAction::DeleteGroup(id) => api::delete_group(id).await,
+        RowAction::DeletePolicy(name) => api::delete_policy(name).await,
+        RowAction::DeleteGrant(id) => api::delete_grant(id).await,
+        RowAction::DeleteLimit(id) => api::delete_limit(id).await,
+        RowAction::DismissNotice(id) => api::dismiss_notice(id).await,
+        RowAction::DeleteCredential(id) => api::delete_credential(id).await,
+        RowAction::DeleteDeployment(id) => api::delete_deployment(id).await,
+        RowAction::DeleteDefault(id) => api::delete_default_model(id).await,
+    }
+}
+
+/// A button that does one thing to one row, after a confirmation step for destructive actions
+/// (typing the name for users), then reloads `done`.
+#[island]
+pub fn RowActionButton(
+    /// What to do.
+    action: RowAction,
+    /// Button text.
+    label: String,
+    /// Where to go afterwards.
+    done: String,
+) -> impl IntoView {
+    let destructive = !matches!(action, RowAction::SuspendUser(..) | RowAction::DismissNotice(_));
+    let typed_name = match &action {
+        RowAction::DeleteUser(name) => Some(name.clone()),
+        _ => None,
+    };
+    let asking = RwSignal::new(false);
+    let typed = RwSignal::new(String::new());
+    let pending = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let impact = RwSignal::new(None::<WhatIf>);
+    let action = StoredValue::new(action);
+    let done = StoredValue::new(done);
+    let go = move || {
+        pending.set(true);
+        spawn_local(async move {
+            match run(action.get_value(), typed.get_untracked()).await {
+                Ok(()) => crate::islands::navigate(&done.get_value()),
+                Err(err) => {
+                    error.set(Some(err.to_string()));
+                    pending.set(false);
+                }
+            }
+        });
+    };
+    let start = move |_| {
+        if !destructive {
+            go();
+            return;
+        }
+        asking.set(true);
+        if let RowAction::DeleteGrant(id) = action.get_value() {
+            spawn_local(async move {
+                if let Ok(w) = api::preview_grant_removal(id).await {
+                    impact.set(Some(w));
+                }
+            });
+        }
+    };
+    let aria = label.clone();
+    let confirm_label = label.clone();
+    let typed_hint = typed_name.clone();
+    view! {
+        <span class="row-action">
+            <button type="button" class=if destructive { "btn danger small" } else { "btn small" } on:click=start disabled=move || pending.get() aria-label=aria>
+                {label}
+            </button>
+            {move || asking.get().then(|| {
+                let needs_name = typed_hint.clone();
+                let expected = needs_name.clone().unwrap_or_default();
+                view! {
+                    <span class="confirm" role="group">
+                        {needs_name.clone().map(|name| view! {
+                            <label>
+                                {format!("Type “{name}” to confirm: ")}
+                                <input class="confirm-name" type="text" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev)) />
+                            </label>
+                        })}
+                        {move || impact.get().map(|w| view! { <WhatIfView what_if=w /> })}
+                        <button
+                            type="button"
+                            class="btn danger small confirm-go"
+                            disabled=move || pending.get() || (!expected.is_empty() && typed.get().trim() != expected)
+                            on:click=move |_| go()
+                        >
+                            {format!("Yes, {}", confirm_label.to_lowercase())}
+                        </button>
+                        <button type="button" class="btn ghost small" on:click=move |_| asking.set(false)>"Cancel"</button>
+                    </span>
+                }
+            })}
+            {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+        </span>
+    }
+}
