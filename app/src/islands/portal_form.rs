@@ -32,6 +32,8 @@ pub enum FieldKind {
     Multi(Vec<(String, String)>),
     /// One item per line or comma (sent as a list).
     Lines,
+    /// Whole numbers, one per line or comma (sent as a list of numbers).
+    Numbers,
     /// `key=value` per line (sent as an object).
     Pairs,
     /// `cidr port,port` per line (sent as `[{cidr, ports}]`).
@@ -167,6 +169,12 @@ fn encode(kind: &FieldKind, text: &str) -> Result<Value, String> {
         FieldKind::Number if text.trim().is_empty() => Value::Null,
         FieldKind::Number => json!(text.trim().parse::<i64>().map_err(|_| "Enter a whole number.".to_owned())?),
         FieldKind::Lines | FieldKind::Multi(_) => json!(items(text)),
+        FieldKind::Numbers => json!(
+            items(text)
+                .iter()
+                .map(|n| n.parse::<i64>().map_err(|_| format!("“{n}” is not a whole number.")))
+                .collect::<Result<Vec<i64>, String>>()?
+        ),
         FieldKind::Pairs => {
             let mut map = Map::new();
             for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -356,7 +364,7 @@ pub fn PortalForm(
                         .collect_view();
                     view! { <div class="checks" id=input_id.clone()>{boxes}</div> }.into_any()
                 }
-                FieldKind::Lines | FieldKind::Pairs | FieldKind::Egress => view! {
+                FieldKind::Lines | FieldKind::Numbers | FieldKind::Pairs | FieldKind::Egress => view! {
                     <textarea id=input_id.clone() rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))></textarea>
                 }
                 .into_any(),

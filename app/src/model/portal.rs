@@ -551,9 +551,9 @@ pub struct LimitRequest {
     /// `day`, `week`, `month` (month when empty).
     #[serde(default)]
     pub period: String,
-    /// Alert thresholds (50, 80, 100 when empty).
+    /// Alert thresholds in percent, 1–100 (50, 80, 100 when empty).
     #[serde(default)]
-    pub thresholds: Vec<u8>,
+    pub thresholds: Vec<i64>,
 }
 
 /// A provider credential (never its secret).

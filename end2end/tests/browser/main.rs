@@ -3,5 +3,6 @@
 //! loopback. One test binary; a module per concern.
 
 mod console;
+mod portal;
 mod provisioning;
 mod sign_in;

@@ -40,6 +40,9 @@ enum Kind {
     SiloAdmin,
     /// Silo: one access token, by id.
     Token,
+    /// Silo portal: owners and admins reach the handler (its answer may be a validation error,
+    /// a conflict or a 404 for the placeholder object, never 401/403/5xx); others get 403.
+    SiloAdminWrite,
 }
 
 struct Route {
@@ -58,6 +61,12 @@ fn route(method: Method, path: &'static str, body: Option<&'static str>, kind: K
 const LIST_QUERY: &str =
     r#"{"query":{"search":null,"phase":null,"tier":null,"sort":"name","descending":false,"limit":50,"offset":0}}"#;
 const CREATE: &str = r#"{"name":"made-by-matrix","displayName":"Made","isolationTier":"shared","compute":{"mode":"shared"},"resources":{"quota":{}},"owner":{"subject":"otto"}}"#;
+
+const USER: &str = r#"{"name":"matrix-user","displayName":"Matrix","email":"matrix@example.com","subject":"s-matrix"}"#;
+const GRANT: &str = r#"{"payloadType":"model","payloadId":"*","subjectType":"user","subjectId":"s-matrix","access":"deny","priority":1}"#;
+const CREDENTIAL: &str = r#"{"name":"matrix","provider":"openai","apiKey":"sk-matrix-123456"}"#;
+const MODEL: &str = r#"{"publicName":"matrix","upstreamModel":"openai/gpt-4o-mini"}"#;
+const SETTINGS: &str = r#"{"request":{"timeZone":"UTC","currency":"USD","defaultModelAccess":"allow"}}"#;
 
 fn fleet_routes() -> Vec<Route> {
     use Kind::*;
@@ -124,6 +133,126 @@ fn silo_routes() -> Vec<Route> {
         route(Method::POST, "/api/silo/tokens/list", Some("{}"), SiloAdmin),
         route(Method::POST, "/api/silo/tokens/create", Some(r#"{"request":{"name":"ci","role":"member"}}"#), SiloAdmin),
         route(Method::POST, "/api/silo/tokens/revoke", Some(r#"{"id":"{id}"}"#), Token),
+        route(Method::POST, "/api/silo/users/list", Some(r#"{"filter":{}}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/users/create", Some(r#"{"request":USER}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/users/update", Some(r#"{"name":"{name}","request":USER}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/users/suspend", Some(r#"{"name":"{name}","suspended":true}"#), SiloAdminWrite),
+        route(
+            Method::POST,
+            "/api/silo/users/delete",
+            Some(r#"{"name":"{name}","confirmation":"{name}"}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::POST, "/api/silo/groups/list", Some("{}"), SiloAdmin),
+        route(
+            Method::POST,
+            "/api/silo/groups/create",
+            Some(r#"{"request":{"name":"matrix","scope":"team"}}"#),
+            SiloAdminWrite,
+        ),
+        route(
+            Method::POST,
+            "/api/silo/groups/update",
+            Some(r#"{"id":"{id}","request":{"name":"m","scope":"team"}}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::POST, "/api/silo/groups/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/policies/overview", Some("{}"), SiloAdmin),
+        route(
+            Method::POST,
+            "/api/silo/policies/save",
+            Some(r#"{"request":{"name":"matrix"},"create":true}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::POST, "/api/silo/policies/preview", Some(r#"{"request":{"name":"matrix"}}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/policies/delete", Some(r#"{"name":"{name}"}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/grants/create", Some(r#"{"request":GRANT}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/grants/preview", Some(r#"{"request":GRANT}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/grants/preview-removal", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/grants/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/access/effective", Some(r#"{"user":"{name}"}"#), SiloAdminWrite),
+        route(
+            Method::POST,
+            "/api/silo/access/domain",
+            Some(r#"{"user":"{name}","domain":"api.example.com"}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::POST, "/api/silo/models/test-route", Some(r#"{"request":{"user":"{name}"}}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/budgets/overview", Some(r#"{"period":null}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/budgets/set", Some(r#"{"request":{"level":"silo","amount":"100"}}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/budgets/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/settings/update", Some(SETTINGS), SiloAdmin),
+        route(Method::POST, "/api/silo/notices/dismiss", Some(r#"{"id":1}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/models/overview", Some("{}"), SiloAdmin),
+        route(Method::POST, "/api/silo/credentials/create", Some(r#"{"request":CREDENTIAL}"#), SiloAdminWrite),
+        route(
+            Method::POST,
+            "/api/silo/credentials/rotate",
+            Some(r#"{"id":"{id}","request":CREDENTIAL}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::POST, "/api/silo/credentials/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/models/create", Some(r#"{"request":MODEL}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/models/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(
+            Method::POST,
+            "/api/silo/models/fallbacks",
+            Some(r#"{"request":{"publicName":"m","chain":[]}}"#),
+            SiloAdminWrite,
+        ),
+        route(
+            Method::POST,
+            "/api/silo/models/default",
+            Some(r#"{"request":{"scope":"silo","model":"m"}}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::POST, "/api/silo/models/default-delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(Method::GET, "/api/v1/tenants", None, SiloAdmin),
+        route(Method::POST, "/api/v1/tenants", Some(USER), SiloAdminWrite),
+        route(Method::GET, "/api/v1/tenants/{name}", None, SiloAdminWrite),
+        route(Method::PUT, "/api/v1/tenants/{name}", Some(USER), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/tenants/{name}", None, SiloAdminWrite),
+        route(Method::POST, "/api/v1/tenants/{name}/suspend", None, SiloAdminWrite),
+        route(Method::POST, "/api/v1/tenants/{name}/resume", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/tenants/{name}/effective-access", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/groups", None, SiloAdmin),
+        route(Method::POST, "/api/v1/groups", Some(r#"{"name":"matrix-rest","scope":"team"}"#), SiloAdminWrite),
+        route(Method::GET, "/api/v1/groups/{id}", None, SiloAdminWrite),
+        route(Method::PUT, "/api/v1/groups/{id}", Some(r#"{"name":"m","scope":"team"}"#), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/groups/{id}", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/policies", None, SiloAdmin),
+        route(Method::POST, "/api/v1/policies", Some(r#"{"name":"matrix-rest"}"#), SiloAdminWrite),
+        route(Method::GET, "/api/v1/policies/{name}", None, SiloAdminWrite),
+        route(Method::PUT, "/api/v1/policies/{name}", Some("{}"), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/policies/{name}", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/grants", None, SiloAdmin),
+        route(Method::POST, "/api/v1/grants", Some(GRANT), SiloAdminWrite),
+        route(Method::POST, "/api/v1/grants/preview", Some(GRANT), SiloAdmin),
+        route(Method::DELETE, "/api/v1/grants/{id}", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/ai-budget", None, SiloAdmin),
+        route(Method::GET, "/api/v1/ai-budget/global", None, SiloAdmin),
+        route(Method::PUT, "/api/v1/ai-budget/global", Some(r#"{"ceilingAmount":100}"#), SiloAdmin),
+        route(Method::PUT, "/api/v1/ai-budget/limits", Some(r#"{"level":"silo","amount":"90"}"#), SiloAdmin),
+        route(Method::DELETE, "/api/v1/ai-budget/limits/{id}", None, SiloAdminWrite),
+        route(
+            Method::PUT,
+            "/api/v1/ai-budget/settings",
+            Some(r#"{"timeZone":"UTC","currency":"USD","defaultModelAccess":"allow"}"#),
+            SiloAdmin,
+        ),
+        route(Method::GET, "/api/v1/ai-budget/spend.csv", None, SiloAdmin),
+        route(Method::GET, "/api/v1/models", None, SiloAdmin),
+        route(Method::POST, "/api/v1/models", Some(MODEL), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/models/{id}", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/model-routing/defaults", None, SiloAdmin),
+        route(Method::PUT, "/api/v1/model-routing/defaults", Some(r#"{"scope":"silo","model":"m"}"#), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/model-routing/defaults/{id}", None, SiloAdminWrite),
+        route(Method::PUT, "/api/v1/model-routing/fallbacks", Some(r#"{"publicName":"m","chain":[]}"#), SiloAdminWrite),
+        route(Method::POST, "/api/v1/model-routing/test", Some(r#"{"user":"{name}"}"#), SiloAdminWrite),
+        route(Method::GET, "/api/v1/providers/credentials", None, SiloAdmin),
+        route(Method::POST, "/api/v1/providers/credentials", Some(CREDENTIAL), SiloAdminWrite),
+        route(Method::PUT, "/api/v1/providers/credentials/{id}", Some(CREDENTIAL), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/providers/credentials/{id}", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/auth/me", None, Public),
         route(Method::GET, "/api/v1/auth/login", None, Public),
         route(Method::GET, "/api/v1/auth/callback", None, Public),
@@ -150,7 +279,15 @@ fn assert_complete(routes: &[Route], prefix: &str, state: &app::state::AppState)
 
 async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, String)]) -> Reply {
     let path = r.path.replace("{name}", object).replace("{id}", object);
-    let body = r.body.map(|b| b.replace("CREATE", CREATE).replace("{name}", object).replace("{id}", object));
+    let body = r.body.map(|b| {
+        b.replace("CREATE", CREATE)
+            .replace("USER", USER)
+            .replace("GRANT", GRANT)
+            .replace("CREDENTIAL", CREDENTIAL)
+            .replace("MODEL", MODEL)
+            .replace("{name}", object)
+            .replace("{id}", object)
+    });
     send_as(app, r.method.clone(), &path, body.as_deref(), headers).await
 }
 
@@ -368,6 +505,23 @@ async fn silo_access_matrix(pool: PgPool) {
                     expect(&call(&app, r, "", headers).await, StatusCode::FORBIDDEN, who);
                 }
             }
+            Kind::SiloAdminWrite => {
+                for (who, headers) in [("operator", &operator), ("owner", &owner)] {
+                    let reply = call(&app, r, "x", headers).await;
+                    assert!(
+                        !matches!(reply.status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+                            && !reply.status.is_server_error(),
+                        "{who}: {} {} → {} {}",
+                        r.method,
+                        r.path,
+                        reply.status,
+                        reply.text
+                    );
+                }
+                for (who, headers) in [("member", &member), ("outsider", &outsider)] {
+                    expect(&call(&app, r, "x", headers).await, StatusCode::FORBIDDEN, who);
+                }
+            }
             Kind::Token => {
                 let mine = new_token(&db, "otto", &format!("ocp_{}", uuid::Uuid::new_v4().simple())).await.to_string();
                 expect(&call(&app, r, &mine, &member).await, StatusCode::FORBIDDEN, "member");
@@ -401,6 +555,49 @@ async fn silo_access_matrix(pool: PgPool) {
             other => panic!("{other:?} is not a silo kind"),
         }
     }
+
+    // Another silo's portal objects: their ids mean nothing here, and answer exactly like ids
+    // that exist nowhere.
+    let their_group = opencrane_silo_db::groups::insert(&other_silo, "theirs", "team", "", "local").await.unwrap();
+    let their_grant = opencrane_silo_db::grants::insert(
+        &other_silo,
+        &opencrane_silo_db::grants::NewGrant {
+            payload_type: "model",
+            payload_id: "*",
+            subject_type: "user",
+            subject_id: "bea",
+            access: "deny",
+            priority: 0,
+            note: "",
+            created_by: "bea",
+        },
+    )
+    .await
+    .unwrap();
+    let api = |method: Method, path: String| (method, path);
+    for (method, path, missing) in [
+        api(Method::GET, format!("/api/v1/groups/{their_group}")),
+        api(Method::DELETE, format!("/api/v1/groups/{their_group}")),
+        api(Method::DELETE, format!("/api/v1/grants/{their_grant}")),
+    ]
+    .map(|(m, p)| {
+        let missing =
+            p.rsplit_once('/').map(|(head, _)| format!("{head}/{}", uuid::Uuid::new_v4())).unwrap_or_default();
+        (m, p, missing)
+    }) {
+        let theirs = send_as(&app, method.clone(), &path, None, &owner).await;
+        let nowhere = send_as(&app, method.clone(), &missing, None, &owner).await;
+        assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{method} {path} → {}", theirs.text);
+        let strip = |r: &Reply, id: &str| normalised(r).1.to_string().replace(id, "ID");
+        let their_id = path.rsplit('/').next().unwrap_or_default();
+        let missing_id = missing.rsplit('/').next().unwrap_or_default();
+        assert_eq!(strip(&theirs, their_id), strip(&nowhere, missing_id), "{method} {path} is an existence oracle");
+    }
+    assert!(
+        opencrane_silo_db::groups::get(&other_silo, their_group).await.unwrap().is_some(),
+        "their group is untouched"
+    );
+    assert_eq!(opencrane_silo_db::grants::list(&other_silo).await.unwrap().len(), 1, "their grant is untouched");
 }
 
 async fn new_token(db: &PgPool, owner: &str, secret: &str) -> uuid::Uuid {

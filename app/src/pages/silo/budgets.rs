@@ -46,7 +46,7 @@ fn limit_fields(o: &BudgetOverview) -> Vec<FormField> {
             ]),
         )
         .value("month"),
-        FormField::new("thresholds", "Alert at (%)", FieldKind::Lines)
+        FormField::new("thresholds", "Alert at (%)", FieldKind::Numbers)
             .value("50, 80, 100")
             .hint("Percentages; each gives one notice per period."),
     ]

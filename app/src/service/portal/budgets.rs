@@ -227,8 +227,14 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
         errors.add("period", "Choose day, week or month.");
         None
     });
-    let mut thresholds =
-        if req.thresholds.is_empty() { budget::DEFAULT_THRESHOLDS.to_vec() } else { req.thresholds.clone() };
+    let mut thresholds: Vec<u8> = if req.thresholds.is_empty() {
+        budget::DEFAULT_THRESHOLDS.to_vec()
+    } else if let Ok(t) = req.thresholds.iter().map(|t| u8::try_from(*t)).collect::<Result<Vec<u8>, _>>() {
+        t
+    } else {
+        errors.add("thresholds", "Thresholds are percentages from 1 to 100.");
+        Vec::new()
+    };
     thresholds.sort_unstable();
     errors.check("thresholds", budget::validate_thresholds(&thresholds));
     let (Some(amount), Some(period)) = (amount, period) else {

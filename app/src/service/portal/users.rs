@@ -346,6 +346,86 @@ pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(),
     Ok(())
 }
 
+/// A group name from the identity provider's groups claim, as a silo group name (`Platform
+/// Team` → `platform-team`, `/org/eng` → `org-eng`); `None` when nothing usable is left.
+pub fn idp_group_name(claim: &str) -> Option<String> {
+    let mut name = String::new();
+    for c in claim.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | ':') {
+            name.push(c);
+        } else if !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    let name: String = name.trim_matches(|c: char| !c.is_ascii_alphanumeric()).chars().take(80).collect();
+    let name = name.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()).to_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The user name given to a member adopted at first sign-in: `u-` and the first ten hex digits
+/// of the SHA-256 of their subject (stable, and reveals nothing about the person).
+pub fn adopted_name(subject: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(subject.as_bytes());
+    let hex: String = digest.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    format!("u-{hex}")
+}
+
+/// At a member's sign-in: creates their user record the first time (adoption) and mirrors the
+/// identity provider's groups claim into `idp` groups. Returns the user's name, or `None` for
+/// callers who are not a person with an active membership (platform operators who are not
+/// members, tokens) or who have no e-mail address to record.
+pub async fn adopt(state: &AppState, caller: &Caller) -> Result<Option<String>, AppError> {
+    let silo = state.silo()?;
+    let Some(p) = caller.principal.as_ref() else { return Ok(None) };
+    if !p.is_person() || p.role_in(&silo.cluster_tenant).is_none() {
+        return Ok(None);
+    }
+    let db = |e| db_failure(caller, e);
+    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let name = match tenants::by_subject(&mut *tx, &p.subject).await.map_err(db)? {
+        Some(t) => t.name,
+        None => {
+            let Some(email) = p.email.clone().filter(|e| e.contains('@')) else { return Ok(None) };
+            let name = adopted_name(&p.subject);
+            let display = if p.display_name.trim().is_empty() {
+                email.clone()
+            } else {
+                p.display_name.chars().take(120).collect()
+            };
+            let fields = TenantFields {
+                display_name: &display,
+                email: &email,
+                subject: &p.subject,
+                team: None,
+                policy_ref: None,
+                cpu: None,
+                memory: None,
+            };
+            match tenants::insert(&mut *tx, &name, &fields, "sign-in").await {
+                Ok(_) => {}
+                // Someone else holds the address (an admin's record for another subject): leave
+                // both alone rather than guess.
+                Err(DbError::UniqueViolation { constraint }) => {
+                    tracing::warn!(request_id = %caller.request_id, %constraint, "not adopting a member whose e-mail or name is taken");
+                    return Ok(None);
+                }
+                Err(e) => return Err(db(e)),
+            }
+            record(&mut *tx, caller, "tenant.adopt", &name, "success", json!({ "subject": p.subject })).await?;
+            name
+        }
+    };
+    let groups: Vec<String> = p.groups.iter().filter_map(|g| idp_group_name(g)).collect();
+    let changed = groups::mirror_idp_groups(&mut tx, &name, &groups).await.map_err(db)?;
+    if changed > 0 {
+        record(&mut *tx, caller, "group.mirror", &name, "success", json!({ "groups": groups })).await?;
+    }
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(Some(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,6 +442,17 @@ mod tests {
             resources: Some(Resources { cpu: Some("500m".into()), memory: Some("1Gi".into()) }),
             monthly_budget_usd: Some(Amount("25.50".into())),
         }
+    }
+
+    #[test]
+    fn identity_provider_groups_become_valid_group_names() {
+        assert_eq!(idp_group_name("Platform Team").as_deref(), Some("platform-team"));
+        assert_eq!(idp_group_name("/org/eng/").as_deref(), Some("org-eng"));
+        assert_eq!(idp_group_name("  ").as_deref(), None);
+        assert_eq!(idp_group_name("ÄÖ").as_deref(), None);
+        assert_eq!(adopted_name("sub-1"), adopted_name("sub-1"));
+        assert_ne!(adopted_name("sub-1"), adopted_name("sub-2"));
+        assert_eq!(adopted_name("sub-1").len(), 12);
     }
 
     #[test]

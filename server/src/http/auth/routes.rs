@@ -337,6 +337,13 @@ async fn callback(
             .map_err(|e| e.to_string())
     }
     .await;
+    if recorded.is_ok() && matches!(state.role, app::state::RoleSettings::Silo(_)) {
+        // A member's first sign-in creates their user record; their IdP groups are mirrored.
+        // Best effort: the sign-in stands even if this fails (it is retried at the next one).
+        if let Err(err) = app::service::portal::users::adopt(&state, &signed_in).await {
+            tracing::warn!(request_id = %caller.request_id, error = %err, "could not adopt the member");
+        }
+    }
     if let Err(err) = recorded {
         // Fail closed: no audit record, no session.
         tracing::error!(request_id = %caller.request_id, error = %err, "could not record the sign-in");

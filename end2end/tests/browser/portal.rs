@@ -1,0 +1,155 @@
+//! The silo portal in a real browser, against the demo silo of `opencrane dev`: an admin creates
+//! a user and a group, sets a budget, reads the effective-limit panel, defines models with a
+//! fallback and uses the test-route tool — and bad input on every form gets a message under the
+//! field it is about.
+
+use opencrane_e2e::{Browser, wait_for};
+
+use crate::console::error_text;
+
+/// Submits the form `form` until the island answers with a message under `field` (before
+/// hydration a click does nothing, so it is repeated), and returns that message.
+fn submit_for_error(browser: &Browser, form: &str, field: &str) -> String {
+    wait_for(&format!("a message under {form}-{field}"), || {
+        let message = error_text(browser, &format!("{form}-{field}"));
+        if message.is_empty() {
+            browser.click(&browser.wait(&format!("#{form} button[type=submit]")));
+            None
+        } else {
+            Some(message)
+        }
+    })
+}
+
+fn fill(browser: &Browser, id: &str, text: &str) {
+    let input = browser.wait(&format!("#{id}"));
+    browser.clear(&input);
+    browser.type_text(&input, text);
+}
+
+fn choose(browser: &Browser, select_id: &str, value: &str) {
+    browser.click(&browser.wait(&format!("#{select_id} option[value='{value}']")));
+}
+
+/// Opens the collapsible section holding form `form` (the page may still be settling, so this
+/// is done in the page rather than by a click on a node that may be replaced).
+fn open_details(browser: &Browser, form: &str) {
+    wait_for(&format!("the section of {form} to open"), || {
+        let script = format!(
+            "const d = document.querySelector('details:has(#{form})'); if (!d) return false; d.open = true; return true;"
+        );
+        browser.eval(&script).as_bool().unwrap_or(false).then_some(())
+    });
+}
+
+/// Whether a table cell's text is exactly `text`.
+fn has_cell(browser: &Browser, text: &str) -> bool {
+    let script = format!("return [...document.querySelectorAll('td')].some(td => td.textContent.trim() === {text:?});");
+    browser.eval(&script).as_bool().unwrap_or(false)
+}
+
+/// Whether a table row's text is exactly `text` (cells run together).
+fn has_row(browser: &Browser, text: &str) -> bool {
+    let script = format!("return [...document.querySelectorAll('tr')].some(tr => tr.textContent.trim() === {text:?});");
+    browser.eval(&script).as_bool().unwrap_or(false)
+}
+
+fn submit_until(browser: &Browser, form: &str, what: &str, done: impl Fn(&Browser) -> bool) {
+    browser.click(&browser.wait(&format!("#{form} button[type=submit]")));
+    wait_for(what, || done(browser).then_some(()));
+}
+
+#[test]
+fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fields() {
+    let server = opencrane_e2e::DevServer::start();
+    let browser = Browser::start();
+    let silo = server.silo_url.trim_end_matches('/').to_owned();
+
+    // A user: a blank form names every required field; a bad amount is named too.
+    browser.goto(&format!("{silo}/users"));
+    assert!(submit_for_error(&browser, "new-user", "name").contains("required"));
+    for field in ["displayName", "email", "subject"] {
+        assert!(!error_text(&browser, &format!("new-user-{field}")).is_empty(), "{field} has a message");
+    }
+    fill(&browser, "new-user-name", "jane");
+    fill(&browser, "new-user-displayName", "Jane Doe");
+    fill(&browser, "new-user-email", "not-an-address");
+    fill(&browser, "new-user-subject", "s-jane");
+    fill(&browser, "new-user-monthlyBudgetUsd", "12.345");
+    browser.click(&browser.wait("#new-user button[type=submit]"));
+    wait_for("the amount's message", || {
+        error_text(&browser, "new-user-monthlyBudgetUsd").contains("two decimals").then_some(())
+    });
+    assert!(error_text(&browser, "new-user-email").contains("e-mail"));
+    fill(&browser, "new-user-email", "jane@acme.test");
+    fill(&browser, "new-user-monthlyBudgetUsd", "50");
+    submit_until(&browser, "new-user", "jane in the list", |b| b.find("a[href='/users/jane']").is_some());
+    assert!(browser.page_text().contains("50.00 USD per month"), "her own limit is listed");
+
+    // A group with jane in it; a bad name is named.
+    browser.goto(&format!("{silo}/groups"));
+    fill(&browser, "new-group-name", "Engineering Team");
+    assert!(submit_for_error(&browser, "new-group", "name").contains("lowercase"));
+    fill(&browser, "new-group-name", "engineering");
+    browser.click(&browser.wait("#new-group-members input[value=jane]"));
+    submit_until(&browser, "new-group", "the group in the list", |b| has_cell(b, "engineering"));
+    assert!(has_cell(&browser, "jane"), "jane is listed as a member");
+
+    // A group budget: a bad amount is named; then 100 a month for engineering.
+    browser.goto(&format!("{silo}/budgets"));
+    open_details(&browser, "new-limit");
+    choose(&browser, "new-limit-level", "group");
+    let group_option = wait_for("the engineering option", || {
+        browser
+            .eval("const o = [...document.querySelectorAll('#new-limit-target option')].find(o => o.textContent === 'group engineering'); return o ? o.value : null;")
+            .as_str()
+            .map(str::to_owned)
+    });
+    choose(&browser, "new-limit-target", &group_option);
+    fill(&browser, "new-limit-amount", "lots");
+    assert!(submit_for_error(&browser, "new-limit", "amount").contains("amount"));
+    fill(&browser, "new-limit-amount", "100");
+    submit_until(&browser, "new-limit", "the limit in the table", |b| b.page_text().contains("group “engineering”"));
+    assert!(browser.page_text().contains("calendar month"), "the period semantics are shown");
+
+    // The effective-limit panel: both limits apply; jane's own 50 binds before the group's 100.
+    browser.goto(&format!("{silo}/access?user=jane"));
+    let panel = browser.wait(".effective-limits");
+    let text = browser.text(&panel);
+    assert!(text.contains("user jane") && text.contains("group “engineering”"), "{text}");
+    let first = browser.text(&browser.wait(".effective-limits tr.limit-row"));
+    assert!(first.contains("user jane") && first.contains("binds first"), "{first}");
+    assert!(
+        browser.page_text().contains("no model is allowed"),
+        "without models her key is blocked, and the page says why"
+    );
+
+    // Models: a bad upstream is named; then two models and a fallback.
+    browser.goto(&format!("{silo}/models"));
+    fill(&browser, "new-model-publicName", "fast");
+    assert!(submit_for_error(&browser, "new-model", "upstreamModel").contains("model"));
+    fill(&browser, "new-model-upstreamModel", "openai/gpt-4o-mini");
+    submit_until(&browser, "new-model", "fast in the list", |b| has_cell(b, "openai/gpt-4o-mini"));
+    open_details(&browser, "new-model");
+    fill(&browser, "new-model-publicName", "smart");
+    fill(&browser, "new-model-upstreamModel", "openai/gpt-4o");
+    submit_until(&browser, "new-model", "smart in the list", |b| has_cell(b, "openai/gpt-4o"));
+    open_details(&browser, "fallbacks");
+    choose(&browser, "fallbacks-publicName", "smart");
+    fill(&browser, "fallbacks-chain", "smart");
+    assert!(submit_for_error(&browser, "fallbacks", "chain").contains("itself"));
+    fill(&browser, "fallbacks-chain", "fast");
+    submit_until(&browser, "fallbacks", "the chain in the table", |b| has_row(b, "smartfast"));
+
+    // The test-route tool: jane asking for smart gets smart, falling back to fast.
+    wait_for("the route answer", || {
+        choose(&browser, "route-user", "jane");
+        choose(&browser, "route-model", "smart");
+        browser.click(&browser.wait(".test-route button[type=submit]"));
+        browser.find(".route-result")
+    });
+    let result = browser.text(&browser.wait(".route-result"));
+    assert!(result.contains("smart") && result.contains("the request named it"), "{result}");
+    assert!(result.contains("Fallbacks, in order: fast"), "{result}");
+    assert!(result.contains("openai/gpt-4o"), "the deployment is named: {result}");
+}
