@@ -40,8 +40,8 @@ pub struct PortalRuntime {
     pub secrets: Option<std::sync::Arc<opencrane_portal::seal::SecretBox>>,
     /// The LiteLLM endpoint enforcement runs against (`LITELLM_ENDPOINT`), if any.
     pub litellm: Option<String>,
-    /// Asks the reconciler for an early pass.
-    pub trigger: Option<opencrane_portal::reconcile::Trigger>,
+    /// Ask the background loops (LiteLLM, Tenant resources) for an early pass.
+    pub triggers: Vec<opencrane_portal::reconcile::Trigger>,
 }
 
 /// Which role this process serves, with its settings.

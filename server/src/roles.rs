@@ -120,6 +120,17 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
     if let app::state::RoleSettings::Silo(silo) = &mut state.role {
         silo.portal = start_portal(&own_name, &state.pool, &args.portal, portal_stop)?;
+        // In a cluster, each user is also a Tenant resource in the silo's namespace.
+        if let (Some(namespace), Some(client)) =
+            (watch.clone(), opencrane_provision::kubernetes::in_cluster_client().await)
+        {
+            let runtime =
+                opencrane_portal::runtime::TenantRuntime::new(client, &namespace, state.pool.clone(), &own_name);
+            let trigger = opencrane_portal::reconcile::Trigger::default();
+            silo.portal.triggers.push(trigger.clone());
+            tokio::spawn(runtime.run(trigger));
+            tracing::info!(%namespace, "Tenant resources follow the users");
+        }
     }
     // A fleet-managed silo keeps its membership read-model in step with the fleet.
     let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
@@ -456,7 +467,7 @@ pub fn start_portal(
         None => None,
     };
     let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
-        return Ok(app::state::PortalRuntime { secrets, litellm: None, trigger: None });
+        return Ok(app::state::PortalRuntime { secrets, litellm: None, triggers: Vec::new() });
     };
     let master = args
         .litellm_master_key
@@ -475,5 +486,5 @@ pub fn start_portal(
             _ = stop.wait_for(|s| *s) => {}
         }
     });
-    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), trigger: Some(trigger) })
+    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), triggers: vec![trigger] })
 }

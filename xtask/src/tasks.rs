@@ -23,6 +23,8 @@ const NATIVE: &[&str] = &[
     "opencrane-deploy",
     "opencrane-provision",
     "opencrane-fake-kube",
+    "opencrane-entitlements",
+    "opencrane-portal",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-localpg",

@@ -59,6 +59,8 @@ pub struct UserView {
     pub suspended: bool,
     /// The runtime's phase (Kubernetes), if reported.
     pub phase: Option<String>,
+    /// How the user's Tenant resource differed from this record on the last pass (Kubernetes).
+    pub resource_drift: Option<String>,
     /// `admin`, `sign-in`, `resource`.
     pub origin: String,
     /// Group names.

@@ -55,7 +55,7 @@ pub(crate) fn snapshot_failure(caller: &Caller, err: SnapshotError) -> AppError 
 
 /// Asks the reconciler for an early pass (after a committed change).
 pub(crate) fn converge(silo: &SiloSettings) {
-    if let Some(trigger) = &silo.portal.trigger {
+    for trigger in &silo.portal.triggers {
         trigger.poke();
     }
 }

@@ -8,10 +8,13 @@
 //! - [`reconcile`]: the loop that converges LiteLLM to the database (keys, models, credentials,
 //!   fallbacks), ingests spend, blocks keys whose limits are reached and records threshold
 //!   notices.
+//! - [`runtime`]: Kubernetes mode — each user's `Tenant` resource follows their row; drift and
+//!   the runtime's phase come back.
 //! - `fake` (feature): a LiteLLM built from its documented API shapes, for tests.
 
 pub mod litellm;
 pub mod reconcile;
+pub mod runtime;
 pub mod seal;
 pub mod snapshot;
 

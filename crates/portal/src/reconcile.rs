@@ -131,6 +131,11 @@ impl Trigger {
     pub fn poke(&self) {
         self.0.notify_one();
     }
+
+    /// Waits for a request, at most `limit`.
+    pub async fn wait(&self, limit: Duration) {
+        let _ = tokio::time::timeout(limit, self.0.notified()).await;
+    }
 }
 
 /// Fallback chains: (public name, fallbacks in order).
@@ -240,7 +245,7 @@ impl Reconciler {
             if let Err(e) = key_db::record_sync(&self.pool, ok, &message, repaired).await {
                 tracing::warn!(error = %e, "could not record the LiteLLM pass");
             }
-            let _ = tokio::time::timeout(INTERVAL, self.trigger.0.notified()).await;
+            self.trigger.wait(INTERVAL).await;
         }
     }
 

@@ -196,3 +196,29 @@ pub async fn delete(db: impl PgExecutor<'_>, name: &str) -> Result<bool> {
     let done = sqlx::query!("DELETE FROM tenants WHERE name = $1", name).execute(db).await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// Records what the user's Tenant resource reports (its phase) and how it had differed from
+/// this row (`None`: in step).
+pub async fn set_runtime(db: impl PgExecutor<'_>, name: &str, phase: Option<&str>, drift: Option<&str>) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        "UPDATE tenants SET phase = $2, resource_drift = $3, resource_seen_at = now() WHERE name = $1",
+        name,
+        phase,
+        drift,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Users whose Tenant resource differed from their row on the last pass: (name, how).
+pub async fn resource_drift(db: impl PgExecutor<'_>) -> Result<Vec<(String, String)>> {
+    // language=PostgreSQL
+    let rows = sqlx::query!(
+        r#"SELECT name, resource_drift AS "drift!" FROM tenants WHERE resource_drift IS NOT NULL ORDER BY name"#
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.name, r.drift)).collect())
+}

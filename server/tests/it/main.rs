@@ -13,5 +13,6 @@ mod matrix;
 mod oidc;
 mod pages;
 mod platform;
+mod portal;
 mod provisioning;
 mod support;

@@ -51,6 +51,15 @@ fn user_fields(user: Option<&UserView>, policies: &[String]) -> Vec<FormField> {
     fields
 }
 
+/// The runtime (Kubernetes mode): the Tenant resource's phase, and drift from this record.
+fn runtime_cell(user: &UserView) -> AnyView {
+    match (&user.phase, &user.resource_drift) {
+        (_, Some(drift)) => view! { <Badge text=format!("resource drift: {drift}") tone="warn" /> }.into_any(),
+        (Some(phase), None) => view! { <Badge text=phase.clone() /> }.into_any(),
+        (None, None) => view! { <span class="muted">"—"</span> }.into_any(),
+    }
+}
+
 fn key_cell(user: &UserView) -> AnyView {
     match &user.key {
         None => view! { <span class="muted">"—"</span> }.into_any(),
@@ -143,6 +152,7 @@ fn UserTable(users: Vec<UserView>) -> impl IntoView {
         .into_iter()
         .map(|u| {
             let key = key_cell(&u);
+            let runtime = runtime_cell(&u);
             let state = if u.suspended { view! { <Badge text="suspended" tone="warn" /> }.into_any() } else { view! { <Badge text="active" tone="ok" /> }.into_any() };
             let suspend = RowAction::SuspendUser(u.name.clone(), !u.suspended);
             let suspend_label = if u.suspended { "Resume" } else { "Suspend" };
@@ -156,6 +166,7 @@ fn UserTable(users: Vec<UserView>) -> impl IntoView {
                     <td>{u.policy_ref.clone().unwrap_or_default()}</td>
                     <td>{u.own_limit.clone().unwrap_or_else(|| "—".into())}</td>
                     <td>{key}</td>
+                    <td>{runtime}</td>
                     <td>{state}</td>
                     <td class="actions">
                         <a class="btn small" href=format!("/access?user={}", u.name)>"Access"</a>
@@ -167,7 +178,7 @@ fn UserTable(users: Vec<UserView>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <DataTable headers=&["Name", "Display name", "E-mail", "Team", "Groups", "Policy", "Own limit", "Key", "State", ""]>{rows}</DataTable>
+        <DataTable headers=&["Name", "Display name", "E-mail", "Team", "Groups", "Policy", "Own limit", "Key", "Runtime", "State", ""]>{rows}</DataTable>
     }
     .into_any()
 }

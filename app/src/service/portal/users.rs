@@ -32,6 +32,7 @@ struct Extras {
     groups: BTreeMap<String, Vec<String>>,
     limits: BTreeMap<String, String>,
     keys: BTreeMap<String, KeyStatus>,
+    drift: BTreeMap<String, String>,
 }
 
 async fn extras(state: &AppState, caller: &Caller) -> Result<Extras, AppError> {
@@ -64,7 +65,8 @@ async fn extras(state: &AppState, caller: &Caller) -> Result<Extras, AppError> {
             (k.tenant, status)
         })
         .collect();
-    Ok(Extras { groups: groups_of, limits, keys })
+    let drift = tenants::resource_drift(&state.pool).await.map_err(db)?.into_iter().collect();
+    Ok(Extras { groups: groups_of, limits, keys, drift })
 }
 
 fn view(row: TenantRow, extras: &Extras) -> UserView {
@@ -72,6 +74,7 @@ fn view(row: TenantRow, extras: &Extras) -> UserView {
         groups: extras.groups.get(&row.name).cloned().unwrap_or_default(),
         own_limit: extras.limits.get(&row.name).cloned(),
         key: extras.keys.get(&row.name).cloned(),
+        resource_drift: extras.drift.get(&row.name).cloned(),
         name: row.name,
         display_name: row.display_name,
         email: row.email,
@@ -125,6 +128,7 @@ pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserVi
 }
 
 /// A validated request.
+#[derive(Debug)]
 struct Valid {
     display_name: String,
     email: String,

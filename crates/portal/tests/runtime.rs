@@ -1,0 +1,127 @@
+//! Kubernetes mode against the fake API server of `opencrane-fake-kube` (no kube-apiserver can
+//! run here; the fake implements list, server-side apply, merge patches, the status subresource
+//! and delete as the API documents them, each pinned by its conformance tests) and a real silo
+//! database: Tenant resources follow the user rows, drift is reported and repaired, the runtime's
+//! phase comes back, `kubectl apply`d resources are adopted and deleted users' resources go.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
+use kube::{
+    Api, Client,
+    api::{Patch, PatchParams, PostParams},
+};
+use opencrane_crd::tenant::{Tenant, TenantSpec};
+use opencrane_fake_kube::FakeApiServer;
+use opencrane_portal::runtime::{MANAGED_LABEL, TenantRuntime};
+use opencrane_silo_db::tenants::{self, TenantFields};
+use serde_json::json;
+use sqlx::PgPool;
+
+const NS: &str = "opencrane-acme";
+
+fn client(url: &str) -> Client {
+    Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap()
+}
+
+async fn user(pool: &PgPool, name: &str, team: Option<&str>) {
+    let email = format!("{name}@acme.test");
+    let subject = format!("s-{name}");
+    let fields = TenantFields {
+        display_name: name,
+        email: &email,
+        subject: &subject,
+        team,
+        policy_ref: None,
+        cpu: Some("500m"),
+        memory: None,
+    };
+    tenants::insert(pool, name, &fields, "admin").await.unwrap();
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
+    let server = FakeApiServer::start().await.unwrap();
+    let kube = client(&server.url());
+    let namespace = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta { name: Some(NS.into()), ..Default::default() },
+        ..Default::default()
+    };
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(kube.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let api: Api<Tenant> = Api::namespaced(kube.clone(), NS);
+    let runtime = TenantRuntime::new(kube, NS, pool.clone(), "acme");
+    user(&pool, "ana", Some("eng")).await;
+    user(&pool, "bob", None).await;
+    tenants::set_suspended(&pool, "bob", true).await.unwrap();
+
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(report.applied, ["ana", "bob"]);
+    let ana = api.get("ana").await.unwrap();
+    assert_eq!((ana.spec.email.as_str(), ana.spec.team.as_deref()), ("ana@acme.test", Some("eng")));
+    assert_eq!(ana.spec.cluster_tenant_ref.as_deref(), Some("acme"));
+    assert!(ana.metadata.labels.unwrap().contains_key(MANAGED_LABEL));
+    assert!(api.get("bob").await.unwrap().spec.suspended);
+    assert_eq!(runtime.pass().await.unwrap(), Default::default(), "a converged pass writes nothing");
+
+    // `kubectl edit` behind the portal's back: reported on the row, and repaired.
+    let edit = json!({ "spec": { "team": "sales", "suspended": true } });
+    api.patch("ana", &PatchParams::default(), &Patch::Merge(&edit)).await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(report.drift.len(), 1, "{report:?}");
+    assert!(report.drift[0].1.contains("team is “sales”, the portal says “eng”"), "{report:?}");
+    assert!(report.drift[0].1.contains("suspended"), "{report:?}");
+    assert_eq!(tenants::resource_drift(&pool).await.unwrap().len(), 1, "the page can show it");
+    let repaired = api.get("ana").await.unwrap();
+    assert_eq!((repaired.spec.team.as_deref(), repaired.spec.suspended), (Some("eng"), false));
+    runtime.pass().await.unwrap();
+    assert!(tenants::resource_drift(&pool).await.unwrap().is_empty(), "in step again");
+
+    // The runtime's phase comes back into the row.
+    let status = json!({ "status": { "phase": "Running" } });
+    api.patch_status("ana", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    runtime.pass().await.unwrap();
+    assert_eq!(tenants::get(&pool, "ana").await.unwrap().unwrap().phase.as_deref(), Some("Running"));
+
+    // A resource applied with kubectl becomes a user; a user deleted in the portal loses theirs.
+    let applied = Tenant::new(
+        "cy",
+        TenantSpec {
+            display_name: "Cy".into(),
+            email: "cy@acme.test".into(),
+            subject: Some("s-cy".into()),
+            team: None,
+            openclaw_image: None,
+            openclaw_version: None,
+            policy_ref: None,
+            cluster_tenant_ref: None,
+            monthly_budget_usd: None,
+            resources: None,
+            mcp_policy: None,
+            channels: Vec::new(),
+            config_overrides: None,
+            suspended: false,
+        },
+    );
+    api.create(&PostParams::default(), &applied).await.unwrap();
+    tenants::delete(&pool, "bob").await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(
+        (report.adopted.clone(), report.deleted.clone()),
+        (vec!["cy".to_owned()], vec!["bob".to_owned()]),
+        "{report:?}"
+    );
+    assert_eq!(tenants::get(&pool, "cy").await.unwrap().unwrap().origin, "resource");
+    assert!(api.get_opt("bob").await.unwrap().is_none());
+    assert!(api.get("cy").await.unwrap().metadata.labels.unwrap().contains_key(MANAGED_LABEL), "now the portal's");
+
+    // A resource that cannot be a user (its e-mail is taken) is left alone, not deleted.
+    let mut clash = applied.clone();
+    clash.metadata.name = Some("cy2".into());
+    clash.spec.subject = Some("s-cy2".into());
+    api.create(&PostParams::default(), &clash).await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert!(report.adopted.is_empty() && report.deleted.is_empty(), "{report:?}");
+    assert!(api.get_opt("cy2").await.unwrap().is_some());
+}

@@ -1,0 +1,201 @@
+//! The silo portal through the real router and a real silo database: the REST contract of the
+//! portal routes (status codes, error codes, named fields, what is stored and audited), the CSV
+//! export, and first-sign-in adoption with the IdP groups mirror.
+
+use axum::http::{Method, StatusCode, header};
+use opencrane_silo_db::budgets::{self, SpendEvent};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::support::{self, send};
+
+async fn call(app: &axum::Router, method: Method, path: &str, body: Option<Value>) -> support::Reply {
+    let body = body.map(|b| b.to_string());
+    send(app, method, path, body.as_deref(), true).await
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) {
+    let db = support::silo_db(&pool).await;
+    let app = support::silo(db.clone(), false);
+
+    // Bad input names every field; good input answers the reference's 201 {name, status}.
+    let bad = call(&app, Method::POST, "/api/v1/tenants", Some(json!({}))).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text);
+    for field in ["name", "displayName", "email", "subject"] {
+        assert!(bad.json()["fields"][field].is_string(), "{field}: {}", bad.text);
+    }
+    let ana = json!({ "name": "ana", "displayName": "Ana", "email": "ana@acme.test", "subject": "s-ana", "team": "eng", "monthlyBudgetUsd": 25 });
+    let created = call(&app, Method::POST, "/api/v1/tenants", Some(ana.clone())).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    assert_eq!((created.json()["name"].clone(), created.json()["status"].clone()), (json!("ana"), json!("created")));
+    assert_eq!(created.headers[header::LOCATION], "/api/v1/tenants/ana");
+    assert_eq!(created.json()["ownLimit"], "25.00 USD per month");
+    let again = call(&app, Method::POST, "/api/v1/tenants", Some(ana)).await;
+    assert_eq!((again.status, again.json()["code"].clone()), (StatusCode::CONFLICT, json!("TENANT_EXISTS")));
+    assert_eq!(
+        call(&app, Method::GET, "/api/v1/tenants?team=eng", None).await.json().as_array().map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/api/v1/tenants?q=nobody", None).await.json().as_array().map(Vec::len),
+        Some(0)
+    );
+    let missing = call(&app, Method::GET, "/api/v1/tenants/nobody", None).await;
+    assert_eq!((missing.status, missing.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("TENANT_NOT_FOUND")));
+
+    // Groups name unknown members; models; a grant previewed changes nothing until made.
+    let ghost = call(
+        &app,
+        Method::POST,
+        "/api/v1/groups",
+        Some(json!({ "name": "eng", "scope": "team", "members": ["ghost"] })),
+    )
+    .await;
+    assert!(ghost.json()["fields"]["members"].as_str().unwrap_or_default().contains("ghost"), "{}", ghost.text);
+    let group =
+        call(&app, Method::POST, "/api/v1/groups", Some(json!({ "name": "eng", "scope": "team", "members": ["ana"] })))
+            .await;
+    assert_eq!(group.status, StatusCode::CREATED, "{}", group.text);
+    let model = call(
+        &app,
+        Method::POST,
+        "/api/v1/models",
+        Some(json!({ "publicName": "fast", "upstreamModel": "openai/gpt-4o-mini" })),
+    )
+    .await;
+    assert_eq!(model.status, StatusCode::CREATED, "{}", model.text);
+    let deny = json!({ "payloadType": "model", "payloadId": "fast", "subjectType": "group", "subjectId": "eng", "access": "deny", "priority": 5 });
+    let preview = call(&app, Method::POST, "/api/v1/grants/preview", Some(deny.clone())).await;
+    assert_eq!(
+        preview.json()["changes"],
+        json!([{ "tenant": "ana", "model": "fast", "before": true, "after": false, "why": "Denied by a grant on this model to group “eng” (priority 5)" }])
+    );
+    assert_eq!(call(&app, Method::GET, "/api/v1/grants", None).await.json(), json!([]), "a preview stores nothing");
+    let unknown_model = call(&app, Method::POST, "/api/v1/grants", Some(json!({ "payloadType": "model", "payloadId": "nope", "subjectType": "tenant", "subjectId": "ana", "access": "allow" }))).await;
+    assert!(unknown_model.json()["fields"]["payloadId"].is_string(), "{}", unknown_model.text);
+
+    // The reference's global ceiling is the silo's monthly limit; the currency must be the silo's.
+    let eur =
+        call(&app, Method::PUT, "/api/v1/ai-budget/global", Some(json!({ "currency": "EUR", "ceilingAmount": 100 })))
+            .await;
+    assert!(eur.json()["fields"]["currency"].as_str().unwrap_or_default().contains("USD"), "{}", eur.text);
+    let put =
+        call(&app, Method::PUT, "/api/v1/ai-budget/global", Some(json!({ "currency": "USD", "ceilingAmount": 100 })))
+            .await;
+    assert_eq!(put.status, StatusCode::NO_CONTENT, "{}", put.text);
+    let global = call(&app, Method::GET, "/api/v1/ai-budget/global", None).await.json();
+    assert_eq!((global["ceilingAmount"].clone(), global["set"].clone()), (json!("100.00"), json!(true)));
+
+    // Spend: the effective limits see it; the CSV exports it.
+    let now = chrono::Utc::now();
+    let event = SpendEvent {
+        request_id: "r-1".into(),
+        tenant: Some("ana".into()),
+        model: "fast".into(),
+        amount: 12_500_000,
+        occurred_at: now,
+    };
+    budgets::record_spend(&db, &[event]).await.unwrap();
+    let access = call(&app, Method::GET, "/api/v1/tenants/ana/effective-access", None).await.json();
+    let limits = access["limits"].as_array().cloned().unwrap_or_default();
+    assert_eq!(limits.len(), 2, "{access}");
+    assert_eq!(
+        (limits[0]["target"].clone(), limits[0]["spent"].clone()),
+        (json!("user ana"), json!("12.50")),
+        "her own limit binds first"
+    );
+    assert_eq!(limits[1]["target"], "the whole silo");
+    let csv = call(&app, Method::GET, "/api/v1/ai-budget/spend.csv", None).await;
+    assert!(csv.headers[header::CONTENT_TYPE].to_str().unwrap_or_default().starts_with("text/csv"));
+    assert!(csv.text.starts_with("kind,name,amount,currency,period_start,period_end\n"), "{}", csv.text);
+    assert!(csv.text.contains("\nuser,ana,12.50,USD,"), "{}", csv.text);
+    assert!(csv.text.contains("\ngroup,eng,12.50,USD,"), "{}", csv.text);
+    assert!(csv.text.contains("\nmodel,fast,12.50,USD,"), "{}", csv.text);
+    let route = call(&app, Method::POST, "/api/v1/model-routing/test", Some(json!({ "user": "ana", "model": "fast" })))
+        .await
+        .json();
+    assert_eq!((route["ok"].clone(), route["model"].clone()), (json!(true), json!("fast")), "{route}");
+
+    // Every mutation was audited; deleting the user keeps the spend, unattributed.
+    let actions: Vec<String> = sqlx::query_scalar("SELECT action FROM audit_log WHERE outcome = 'success' ORDER BY id")
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    for action in ["tenant.create", "group.create", "model.create", "budget.set"] {
+        assert!(actions.iter().any(|a| a == action), "{action} in {actions:?}");
+    }
+    assert_eq!(call(&app, Method::DELETE, "/api/v1/tenants/ana", None).await.status, StatusCode::NO_CONTENT);
+    let kept: Option<String> =
+        sqlx::query_scalar("SELECT tenant FROM spend_events WHERE request_id = 'r-1'").fetch_one(&db).await.unwrap();
+    assert_eq!(kept, None);
+    let csv = call(&app, Method::GET, "/api/v1/ai-budget/spend.csv", None).await;
+    assert!(csv.text.contains("(deleted users),12.50"), "the silo's total does not shrink: {}", csv.text);
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_members_first_sign_in_adopts_them_and_mirrors_their_groups(pool: PgPool) {
+    use app::{
+        model::principal::{Membership, OrgRole, Principal, PrincipalKind},
+        state::Caller,
+    };
+    let db = support::silo_db(&pool).await;
+    let state = opencrane::roles::silo_state(
+        opencrane::roles::leptos_options(
+            std::path::Path::new("target/site"),
+            "127.0.0.1:0".parse().unwrap(),
+            leptos::config::Env::DEV,
+        ),
+        db.clone(),
+        "acme".into(),
+        None,
+        true,
+    );
+    let person = |groups: &[&str], member: bool| Caller {
+        principal: Some(Principal {
+            kind: PrincipalKind::User,
+            subject: "s-mia".into(),
+            email: Some("mia@acme.test".into()),
+            display_name: "Mia".into(),
+            is_platform_operator: false,
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            memberships: if member {
+                vec![Membership { cluster_tenant: "acme".into(), role: OrgRole::Member, active: true }]
+            } else {
+                Vec::new()
+            },
+        }),
+        request_id: "test".into(),
+        session_id: None,
+    };
+    let adopt = app::service::portal::users::adopt;
+    assert_eq!(adopt(&state, &person(&["Platform Team"], false)).await.unwrap(), None, "not a member: not adopted");
+    let name = adopt(&state, &person(&["Platform Team", "/org/eng"], true)).await.unwrap().unwrap();
+    assert_eq!(name, app::service::portal::users::adopted_name("s-mia"));
+    let row = opencrane_silo_db::tenants::get(&db, &name).await.unwrap().unwrap();
+    assert_eq!((row.origin.as_str(), row.email.as_str()), ("sign-in", "mia@acme.test"));
+    let groups: Vec<String> = opencrane_silo_db::groups::memberships_of(&db, &name)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.group_name)
+        .collect();
+    assert_eq!(groups, ["org-eng", "platform-team"]);
+
+    // The next sign-in finds the same user and follows the claim: a group left is left.
+    assert_eq!(adopt(&state, &person(&["/org/eng"], true)).await.unwrap(), Some(name.clone()));
+    let groups: Vec<String> = opencrane_silo_db::groups::memberships_of(&db, &name)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.group_name)
+        .collect();
+    assert_eq!(groups, ["org-eng"]);
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants").fetch_one(&db).await.unwrap();
+    assert_eq!(users, 1);
+    let audited: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'tenant.adopt'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(audited, 1);
+}
