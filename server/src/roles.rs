@@ -396,6 +396,44 @@ pub async fn serve_on(
     Ok(())
 }
 
+/// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
+/// when an endpoint is configured. Misconfiguration fails the start with the variable named.
+pub fn start_portal(
+    silo: &str,
+    pool: &PgPool,
+    args: &crate::cli::PortalArgs,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<app::state::PortalRuntime> {
+    use anyhow::Context as _;
+    let secrets = match args.credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
+        Some(key) => Some(std::sync::Arc::new(
+            opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
+        )),
+        None => None,
+    };
+    let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
+        return Ok(app::state::PortalRuntime { secrets, litellm: None, triggers: Vec::new() });
+    };
+    let master = args
+        .litellm_master_key
+        .as_deref()
+        .filter(|k| !k.trim().is_empty())
+        .ok_or_else(|| anyhow::anyhow!("LITELLM_MASTER_KEY is required with LITELLM_ENDPOINT"))?;
+    let sealing = secrets.clone().ok_or_else(|| {
+        anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
+    })?;
+    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
+    let reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
+    let trigger = reconciler.trigger();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = reconciler.run() => {}
+            _ = stop.wait_for(|s| *s) => {}
+        }
+    });
+    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), triggers: vec![trigger] })
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -449,42 +487,4 @@ mod tests {
         let proxies = fleet(&["--trusted-proxies", "10.0.0.0/8,nonsense"]);
         assert!(config(&proxies, "0.0.0.0").unwrap_err().to_string().contains("OPENCRANE_TRUSTED_PROXIES"));
     }
-}
-
-/// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
-/// when an endpoint is configured. Misconfiguration fails the start with the variable named.
-pub fn start_portal(
-    silo: &str,
-    pool: &PgPool,
-    args: &crate::cli::PortalArgs,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<app::state::PortalRuntime> {
-    use anyhow::Context as _;
-    let secrets = match args.credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
-        Some(key) => Some(std::sync::Arc::new(
-            opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
-        )),
-        None => None,
-    };
-    let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
-        return Ok(app::state::PortalRuntime { secrets, litellm: None, triggers: Vec::new() });
-    };
-    let master = args
-        .litellm_master_key
-        .as_deref()
-        .filter(|k| !k.trim().is_empty())
-        .ok_or_else(|| anyhow::anyhow!("LITELLM_MASTER_KEY is required with LITELLM_ENDPOINT"))?;
-    let sealing = secrets.clone().ok_or_else(|| {
-        anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
-    })?;
-    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
-    let reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
-    let trigger = reconciler.trigger();
-    tokio::spawn(async move {
-        tokio::select! {
-            () = reconciler.run() => {}
-            _ = stop.wait_for(|s| *s) => {}
-        }
-    });
-    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), triggers: vec![trigger] })
 }

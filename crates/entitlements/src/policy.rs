@@ -6,7 +6,7 @@
 //! matches it and no denied pattern does (a deny always beats an allow). A pattern is an exact
 //! host (`api.example.com`) or a wildcard of its subdomains (`*.example.com`, not the apex).
 
-use std::{collections::BTreeMap, net::IpAddr};
+use std::{collections::BTreeMap, net::Ipv4Addr};
 
 use serde::{Deserialize, Serialize};
 
@@ -125,8 +125,9 @@ pub fn validate_pattern(pattern: &str) -> Result<(), String> {
 pub fn validate_egress(rule: &EgressRule) -> Result<(), String> {
     let (addr, prefix) =
         rule.cidr.split_once('/').ok_or_else(|| format!("“{}” is not a CIDR block like 10.0.0.0/8.", rule.cidr))?;
-    let addr: IpAddr = addr.parse().map_err(|_| format!("“{}” is not a CIDR block like 10.0.0.0/8.", rule.cidr))?;
-    let max = if addr.is_ipv4() { 32 } else { 128 };
+    // IPv4 only: the AccessPolicy resource (and the NetworkPolicies rendered from it) carry IPv4.
+    addr.parse::<Ipv4Addr>().map_err(|_| format!("“{}” is not an IPv4 CIDR block like 10.0.0.0/8.", rule.cidr))?;
+    let max = 32;
     match prefix.parse::<u8>() {
         Ok(p) if p <= max => {}
         _ => return Err(format!("“{}”: the prefix length must be 0 to {max}.", rule.cidr)),
@@ -190,7 +191,10 @@ mod tests {
         }
         let rule = |cidr: &str, ports: &[u16]| EgressRule { cidr: cidr.into(), ports: ports.to_vec() };
         assert!(validate_egress(&rule("10.0.0.0/8", &[443])).is_ok());
-        assert!(validate_egress(&rule("2001:db8::/32", &[])).is_ok());
+        assert!(
+            validate_egress(&rule("2001:db8::/32", &[])).unwrap_err().contains("IPv4"),
+            "the resource carries IPv4 only"
+        );
         assert!(validate_egress(&rule("10.0.0.0/33", &[])).unwrap_err().contains("0 to 32"));
         assert!(validate_egress(&rule("10.0.0.0", &[])).is_err());
         assert!(validate_egress(&rule("10.0.0.0/8", &[0])).is_err());

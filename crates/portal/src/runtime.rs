@@ -1,4 +1,5 @@
-//! Kubernetes mode: each user is also a `Tenant` resource in the silo namespace. The resource is
+//! Kubernetes mode: each user is also a `Tenant` resource in the silo namespace, and each access
+//! policy an `AccessPolicy` resource. The resource is
 //! the source of truth for runtime state (its `status.phase`); the database row is the portal's.
 //!
 //! A pass (every 30 s and after each change in the portal) makes the resources follow the rows
@@ -14,8 +15,14 @@ use kube::{
     Api, Client,
     api::{DeleteParams, ListParams, Patch, PatchParams},
 };
-use opencrane_crd::tenant::{Tenant, TenantResources, TenantSpec};
-use opencrane_silo_db::tenants::{self, TenantFields, TenantFilter, TenantRow};
+use opencrane_crd::{
+    access_policy::{AccessPolicy, AccessPolicySpec, Domains, EgressRule as CrdEgressRule, Protocol, TenantSelector},
+    tenant::{Tenant, TenantResources, TenantSpec},
+};
+use opencrane_silo_db::{
+    policies::{self as policy_db, PolicyFields, PolicyRow},
+    tenants::{self, TenantFields, TenantFilter, TenantRow},
+};
 use sqlx::PgPool;
 
 /// The field manager of the portal's writes.
@@ -99,6 +106,7 @@ pub fn drift(row: &TenantRow, observed: &TenantSpec) -> Vec<String> {
 #[derive(Clone)]
 pub struct TenantRuntime {
     api: Api<Tenant>,
+    policies: Api<AccessPolicy>,
     pool: PgPool,
     cluster_tenant: String,
 }
@@ -106,7 +114,12 @@ pub struct TenantRuntime {
 impl TenantRuntime {
     /// The runtime of silo `cluster_tenant` in `namespace`.
     pub fn new(client: Client, namespace: &str, pool: PgPool, cluster_tenant: &str) -> Self {
-        Self { api: Api::namespaced(client, namespace), pool, cluster_tenant: cluster_tenant.to_owned() }
+        Self {
+            api: Api::namespaced(client.clone(), namespace),
+            policies: Api::namespaced(client, namespace),
+            pool,
+            cluster_tenant: cluster_tenant.to_owned(),
+        }
     }
 
     /// Runs passes forever: every [`crate::reconcile::INTERVAL`], or sooner when `trigger` is poked.
@@ -127,6 +140,8 @@ impl TenantRuntime {
     /// One pass.
     pub async fn pass(&self) -> Result<RuntimeReport, RuntimeError> {
         let mut report = RuntimeReport::default();
+        // Policies first: a user's policyRef must name an existing policy.
+        self.policies(&mut report).await?;
         let resources = self.api.list(&ListParams::default()).await?.items;
         let rows = tenants::list(&self.pool, &TenantFilter::default()).await?;
         for r in &resources {
@@ -183,20 +198,7 @@ impl TenantRuntime {
                 if spec.suspended {
                     tenants::set_suspended(&self.pool, name, true).await?;
                 }
-                let meta = serde_json::json!({ "source": "Tenant resource" });
-                opencrane_common_db::audit::append(
-                    &self.pool,
-                    &opencrane_common_db::audit::NewAuditEntry {
-                        actor: "controller",
-                        actor_role: "operator",
-                        action: "tenant.adopt",
-                        target: name,
-                        outcome: "success",
-                        request_id: None,
-                        metadata: &meta,
-                    },
-                )
-                .await?;
+                audit_adoption(&self.pool, "tenant.adopt", name).await?;
                 Ok(true)
             }
             Err(
@@ -205,6 +207,129 @@ impl TenantRuntime {
                 | opencrane_db::Error::ForeignKeyViolation { .. }),
             ) => {
                 tracing::warn!(tenant = name, error = %e, "a Tenant resource cannot become a user");
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Records that a resource nobody made in the portal became a record.
+async fn audit_adoption(pool: &PgPool, action: &str, name: &str) -> Result<(), RuntimeError> {
+    let meta = serde_json::json!({ "source": "resource" });
+    let entry = opencrane_common_db::audit::NewAuditEntry {
+        actor: "controller",
+        actor_role: "operator",
+        action,
+        target: name,
+        outcome: "success",
+        request_id: None,
+        metadata: &meta,
+    };
+    opencrane_common_db::audit::append(pool, &entry).await?;
+    Ok(())
+}
+
+/// The AccessPolicy resource a policy row asks for.
+pub fn desired_policy(row: &PolicyRow) -> AccessPolicy {
+    let policy = crate::snapshot::policy(row);
+    let mut resource = AccessPolicy::new(
+        &row.name,
+        AccessPolicySpec {
+            description: (!row.description.is_empty()).then(|| row.description.clone()),
+            tenant_selector: (!policy.tenant_selector.is_empty())
+                .then(|| TenantSelector { match_labels: policy.tenant_selector.clone(), match_team: None }),
+            domains: Some(Domains {
+                allow: row.allowed_domains.clone(),
+                deny: row.denied_domains.clone(),
+                default_deny: true,
+            }),
+            egress_rules: policy
+                .egress
+                .iter()
+                .map(|r| CrdEgressRule {
+                    cidr: r.cidr.clone(),
+                    ports: r.ports.iter().map(|p| i32::from(*p)).collect(),
+                    protocol: Protocol::Tcp,
+                })
+                .collect(),
+        },
+    );
+    resource.metadata.labels = Some(BTreeMap::from([(MANAGED_LABEL.to_owned(), "opencrane-portal".to_owned())]));
+    resource
+}
+
+impl TenantRuntime {
+    /// Makes the AccessPolicy resources follow the policy rows: applies what differs (reported
+    /// as drift), adopts unlabelled resources without a row, deletes labelled ones without.
+    async fn policies(&self, report: &mut RuntimeReport) -> Result<(), RuntimeError> {
+        let resources = self.policies.list(&ListParams::default()).await?.items;
+        let rows = policy_db::list(&self.pool).await?;
+        for r in &resources {
+            let name = r.metadata.name.clone().unwrap_or_default();
+            if rows.iter().any(|row| row.name == name) {
+                continue;
+            }
+            if r.metadata.labels.as_ref().is_some_and(|l| l.contains_key(MANAGED_LABEL)) {
+                self.policies.delete(&name, &DeleteParams::default()).await?;
+                report.deleted.push(format!("policy {name}"));
+            } else if self.adopt_policy(&name, &r.spec).await? {
+                report.adopted.push(format!("policy {name}"));
+            }
+        }
+        let rows = policy_db::list(&self.pool).await?;
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        for row in &rows {
+            let want = desired_policy(row);
+            let observed = resources.iter().find(|r| r.metadata.name.as_deref() == Some(row.name.as_str()));
+            let labelled =
+                observed.is_some_and(|o| o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(MANAGED_LABEL)));
+            match observed {
+                Some(o) if o.spec == want.spec && labelled => {}
+                Some(o) => {
+                    if o.spec != want.spec {
+                        report.drift.push((
+                            format!("policy {}", row.name),
+                            "the resource's spec differed from the portal's".into(),
+                        ));
+                    }
+                    self.policies.patch(&row.name, &params, &Patch::Apply(want)).await?;
+                    report.applied.push(format!("policy {}", row.name));
+                }
+                None => {
+                    self.policies.patch(&row.name, &params, &Patch::Apply(want)).await?;
+                    report.applied.push(format!("policy {}", row.name));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn adopt_policy(&self, name: &str, spec: &AccessPolicySpec) -> Result<bool, RuntimeError> {
+        let selector =
+            serde_json::json!(spec.tenant_selector.as_ref().map(|s| s.match_labels.clone()).unwrap_or_default());
+        let domains =
+            spec.domains.clone().unwrap_or(Domains { allow: Vec::new(), deny: Vec::new(), default_deny: true });
+        let egress = serde_json::json!(
+            spec.egress_rules
+                .iter()
+                .map(|r| serde_json::json!({ "cidr": r.cidr, "ports": r.ports }))
+                .collect::<Vec<_>>()
+        );
+        let fields = PolicyFields {
+            description: spec.description.as_deref().unwrap_or_default(),
+            tenant_selector: &selector,
+            allowed_domains: &domains.allow,
+            denied_domains: &domains.deny,
+            egress_rules: &egress,
+        };
+        match policy_db::insert(&self.pool, name, &fields).await {
+            Ok(()) => {
+                audit_adoption(&self.pool, "policy.adopt", name).await?;
+                Ok(true)
+            }
+            Err(e @ (opencrane_db::Error::UniqueViolation { .. } | opencrane_db::Error::CheckViolation { .. })) => {
+                tracing::warn!(policy = name, error = %e, "an AccessPolicy resource cannot become a policy");
                 Ok(false)
             }
             Err(e) => Err(e.into()),

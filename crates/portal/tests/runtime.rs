@@ -124,4 +124,29 @@ async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
     let report = runtime.pass().await.unwrap();
     assert!(report.adopted.is_empty() && report.deleted.is_empty(), "{report:?}");
     assert!(api.get_opt("cy2").await.unwrap().is_some());
+
+    // Access policies follow their rows the same way.
+    let selector = json!({ "team": "eng" });
+    let egress = json!([{ "cidr": "10.20.0.0/16", "ports": [443] }]);
+    let fields = opencrane_silo_db::policies::PolicyFields {
+        description: "Engineers",
+        tenant_selector: &selector,
+        allowed_domains: &["*.example.com".to_owned()],
+        denied_domains: &[],
+        egress_rules: &egress,
+    };
+    opencrane_silo_db::policies::insert(&pool, "eng", &fields).await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(report.applied, ["policy eng"], "{report:?}");
+    let policies: Api<opencrane_crd::access_policy::AccessPolicy> = Api::namespaced(client(&server.url()), NS);
+    let eng = policies.get("eng").await.unwrap();
+    let domains = eng.spec.domains.clone().unwrap();
+    assert_eq!((domains.allow, domains.default_deny), (vec!["*.example.com".to_owned()], true));
+    assert_eq!(eng.spec.tenant_selector.clone().unwrap().match_labels["team"], "eng");
+    assert_eq!(eng.spec.egress_rules[0].cidr, "10.20.0.0/16");
+    assert_eq!(runtime.pass().await.unwrap(), Default::default(), "converged");
+    opencrane_silo_db::policies::delete(&pool, "eng").await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(report.deleted, ["policy eng"]);
+    assert!(policies.get_opt("eng").await.unwrap().is_none());
 }
