@@ -263,14 +263,7 @@ fn load_or_create_token(state_dir: &Path) -> anyhow::Result<String> {
         }
     }
     let token = format!("ocd_{}", opencrane_localpg::random_hex(16).map_err(|e| anyhow!("{e}"))?);
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    writeln!(file, "{token}")?;
+    write_secret(&path, &token)?;
     Ok(token)
 }
 
@@ -284,13 +277,19 @@ fn load_or_create_credentials_key(state_dir: &Path) -> anyhow::Result<String> {
         return Ok(existing.trim().to_owned());
     }
     let key = opencrane_portal::seal::SecretBox::generate_base64().map_err(|e| anyhow!("{e}"))?;
+    write_secret(&path, &key)?;
+    Ok(key)
+}
+
+/// Writes a secret to a file only its owner can read (0600), replacing what was there.
+fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
     let mut file = fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
         .mode(0o600)
-        .open(&path)
+        .open(path)
         .with_context(|| format!("writing {}", path.display()))?;
-    writeln!(file, "{key}")?;
-    Ok(key)
+    writeln!(file, "{secret}")?;
+    Ok(())
 }

@@ -13,7 +13,7 @@ pub mod users;
 use opencrane_entitlements::{budget::LimitStatus, format_amount};
 use opencrane_portal::snapshot::{Snapshot, SnapshotError};
 
-use super::{authorize_mutation, db_failure, internal};
+use super::{authorize_mutation, db_failure, internal, record, sql_failure};
 use crate::{
     authz::{Action, authorize},
     error::AppError,
@@ -58,6 +58,22 @@ pub(crate) fn converge(silo: &SiloSettings) {
     for trigger in &silo.portal.triggers {
         trigger.poke();
     }
+}
+
+/// Ends a mutation: its audit entry in the same transaction, the commit, then an early pass of
+/// the background loops so enforcement follows.
+pub(crate) async fn finish(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    silo: &SiloSettings,
+    caller: &Caller,
+    action: &str,
+    target: &str,
+    metadata: serde_json::Value,
+) -> Result<(), AppError> {
+    record(&mut *tx, caller, action, target, "success", metadata).await?;
+    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    converge(silo);
+    Ok(())
 }
 
 /// `Not found` with a code.

@@ -16,7 +16,9 @@ use opencrane_silo_db::{
 };
 use serde_json::json;
 
-use super::{admin_read, admin_write, converge, limit_view, not_found, snapshot as load, snapshot_failure, sync_view};
+use super::{
+    admin_read, admin_write, converge, finish, limit_view, not_found, snapshot as load, snapshot_failure, sync_view,
+};
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
@@ -257,9 +259,7 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
         other => db_failure(caller, other),
     })?;
     let meta = json!({ "id": id, "level": level, "amount": format_amount(amount), "currency": currency, "period": period.as_str(), "thresholds": thresholds });
-    record(&mut *tx, caller, "budget.set", &target_label, "success", meta).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "budget.set", &target_label, meta).await?;
     let snap = load(state, caller).await?;
     let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
     let statuses = snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?;
@@ -282,9 +282,7 @@ pub async fn delete_limit(state: &AppState, caller: &Caller, id: &str) -> Result
     if !budget_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
         return Err(budget_not_found(id));
     }
-    record(&mut *tx, caller, "budget.delete", id, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "budget.delete", id, json!({})).await?;
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use opencrane_silo_db::{
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{admin_read, admin_write, conflict, converge, not_found};
+use super::{admin_read, admin_write, conflict, converge, finish, not_found};
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{GROUP_SCOPES, GroupRequest, GroupView},
@@ -170,8 +170,6 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let row =
         groups::get(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
     groups::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
-    record(&mut *tx, caller, "group.delete", &row.name, "success", json!({ "id": uuid })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "group.delete", &row.name, json!({ "id": uuid })).await?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use opencrane_silo_db::{
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{admin_read, admin_write, conflict, converge, dns_label, not_found, sync_view};
+use super::{admin_read, admin_write, conflict, converge, dns_label, finish, not_found, sync_view};
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{
@@ -40,6 +40,11 @@ fn public_name_ok(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._:/".contains(c))
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// A provider key as pasted: at least 8 characters, no white space.
+fn api_key_ok(key: &str) -> bool {
+    key.len() >= 8 && !key.contains(char::is_whitespace)
 }
 
 fn api_base_ok(base: &str) -> bool {
@@ -131,7 +136,7 @@ pub async fn add_credential(
         errors.add("provider", format!("Choose one of {}.", PROVIDERS.join(", ")));
     }
     let key = req.api_key.trim().to_owned();
-    if key.len() < 8 || key.contains(char::is_whitespace) {
+    if !api_key_ok(&key) {
         errors.add("apiKey", "Paste the provider's API key (at least 8 characters, no spaces).");
     }
     let base = req.api_base.as_deref().map(str::trim).filter(|b| !b.is_empty()).map(str::to_owned);
@@ -154,9 +159,7 @@ pub async fn add_credential(
             other => db_failure(caller, other),
         })?;
     // Metadata only: the key never reaches the log.
-    record(&mut *tx, caller, "credential.create", &name, "success", json!({ "id": id, "provider": provider })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "credential.create", &name, json!({ "id": id, "provider": provider })).await?;
     credential(state, caller, id).await
 }
 
@@ -180,7 +183,7 @@ pub async fn rotate_credential(
     let silo = admin_write(state, caller, "credential.rotate", id).await?;
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| credential_not_found(id))?;
     let key = req.api_key.trim().to_owned();
-    if key.len() < 8 || key.contains(char::is_whitespace) {
+    if !api_key_ok(&key) {
         return Err(AppError::field("apiKey", "Paste the new API key (at least 8 characters, no spaces)."));
     }
     let current = credential(state, caller, uuid).await?;
@@ -194,9 +197,7 @@ pub async fn rotate_credential(
     {
         return Err(credential_not_found(id));
     }
-    record(&mut *tx, caller, "credential.rotate", &current.name, "success", json!({ "id": uuid })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "credential.rotate", &current.name, json!({ "id": uuid })).await?;
     credential(state, caller, uuid).await
 }
 
@@ -217,9 +218,7 @@ pub async fn delete_credential(state: &AppState, caller: &Caller, id: &str) -> R
         },
         other => db_failure(caller, other),
     })?;
-    record(&mut *tx, caller, "credential.delete", &current.name, "success", json!({ "id": uuid })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "credential.delete", &current.name, json!({ "id": uuid })).await?;
     Ok(())
 }
 
@@ -308,9 +307,7 @@ pub async fn delete_deployment(state: &AppState, caller: &Caller, id: &str) -> R
     if !model_db::delete_definition(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
         return Err(model_not_found(id));
     }
-    record(&mut *tx, caller, "model.delete", id, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "model.delete", id, json!({})).await?;
     Ok(())
 }
 
@@ -348,9 +345,7 @@ pub async fn set_fallbacks(
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     model_db::set_fallbacks(&mut tx, &public, &chain).await.map_err(|e| db_failure(caller, e))?;
-    record(&mut *tx, caller, "model.fallbacks", &public, "success", json!({ "chain": chain })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "model.fallbacks", &public, json!({ "chain": chain })).await?;
     model_db::fallbacks(&state.pool).await.map_err(|e| db_failure(caller, e))
 }
 
@@ -405,10 +400,7 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
         ("user", _, Some(t)) => format!("user {t}"),
         _ => "the whole silo".into(),
     };
-    record(&mut *tx, caller, "model.default", &target_label, "success", json!({ "model": model, "scope": scope }))
-        .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "model.default", &target_label, json!({ "model": model, "scope": scope })).await?;
     Ok(DefaultView { id: id.to_string(), scope: scope.to_owned(), target: target_label, model })
 }
 
@@ -421,8 +413,6 @@ pub async fn delete_default(state: &AppState, caller: &Caller, id: &str) -> Resu
     if !model_db::delete_default(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
         return Err(missing());
     }
-    record(&mut *tx, caller, "model.default.delete", id, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "model.default.delete", id, json!({})).await?;
     Ok(())
 }

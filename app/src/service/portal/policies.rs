@@ -19,7 +19,7 @@ use opencrane_silo_db::{
 };
 use serde_json::json;
 
-use super::{admin_read, admin_write, conflict, converge, dns_label, not_found, snapshot as load};
+use super::{admin_read, admin_write, conflict, converge, dns_label, finish, not_found, snapshot as load};
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{
@@ -155,18 +155,24 @@ fn validate_policy(req: &PolicyRequest, name: &str) -> Result<ValidPolicy, AppEr
         .map_err(|fields| AppError::Validation { fields })
 }
 
+impl ValidPolicy {
+    fn fields(&self) -> PolicyFields<'_> {
+        PolicyFields {
+            description: &self.description,
+            tenant_selector: &self.selector,
+            allowed_domains: &self.allowed,
+            denied_domains: &self.denied,
+            egress_rules: &self.egress,
+        }
+    }
+}
+
 /// Creates a policy.
 pub async fn create_policy(state: &AppState, caller: &Caller, req: PolicyRequest) -> Result<PolicyView, AppError> {
     let name = req.name.trim().to_owned();
     let silo = admin_write(state, caller, "policy.create", &name).await?;
     let v = validate_policy(&req, &name)?;
-    let f = PolicyFields {
-        description: &v.description,
-        tenant_selector: &v.selector,
-        allowed_domains: &v.allowed,
-        denied_domains: &v.denied,
-        egress_rules: &v.egress,
-    };
+    let f = v.fields();
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     policy_db::insert(&mut *tx, &name, &f).await.map_err(|e| match e {
         DbError::UniqueViolation { .. } => conflict("POLICY_EXISTS", "name", "A policy with this name exists.".into()),
@@ -205,13 +211,7 @@ pub async fn update_policy(
 ) -> Result<PolicyView, AppError> {
     let silo = admin_write(state, caller, "policy.update", name).await?;
     let v = validate_policy(&req, name)?;
-    let f = PolicyFields {
-        description: &v.description,
-        tenant_selector: &v.selector,
-        allowed_domains: &v.allowed,
-        denied_domains: &v.denied,
-        egress_rules: &v.egress,
-    };
+    let f = v.fields();
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     if !policy_db::update(&mut *tx, name, &f).await.map_err(|e| db_failure(caller, e))? {
         return Err(policy_not_found(name));
@@ -246,9 +246,7 @@ pub async fn delete_policy(state: &AppState, caller: &Caller, name: &str) -> Res
         });
     }
     policy_db::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
-    record(&mut *tx, caller, "policy.delete", name, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "policy.delete", name, json!({})).await?;
     Ok(())
 }
 
@@ -442,9 +440,7 @@ pub async fn create_grant(state: &AppState, caller: &Caller, req: GrantRequest) 
         other => db_failure(caller, other),
     })?;
     let meta = json!({ "id": id, "payloadType": v.payload_type, "subject": format!("{}:{}", v.subject_type, v.subject_id), "access": v.access.as_str(), "priority": v.priority });
-    record(&mut *tx, caller, "grant.create", &v.payload_id, "success", meta).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "grant.create", &v.payload_id, meta).await?;
     let row = grant_db::list(&state.pool)
         .await
         .map_err(|e| db_failure(caller, e))?
@@ -462,8 +458,6 @@ pub async fn delete_grant(state: &AppState, caller: &Caller, id: &str) -> Result
     if !grant_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
         return Err(grant_not_found(id));
     }
-    record(&mut *tx, caller, "grant.delete", id, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "grant.delete", id, json!({})).await?;
     Ok(())
 }

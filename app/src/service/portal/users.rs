@@ -12,7 +12,7 @@ use opencrane_silo_db::{
 };
 use serde_json::json;
 
-use super::{admin_read, admin_write, conflict, converge, dns_label, not_found, sync_view};
+use super::{admin_read, admin_write, conflict, converge, dns_label, finish, not_found, sync_view};
 use crate::{
     error::{AppError, FieldErrors},
     model::{
@@ -139,6 +139,20 @@ struct Valid {
     memory: Option<String>,
     /// `Some(None)`: remove the user's own limit.
     budget: Option<Option<i64>>,
+}
+
+impl Valid {
+    fn fields(&self) -> TenantFields<'_> {
+        TenantFields {
+            display_name: &self.display_name,
+            email: &self.email,
+            subject: &self.subject,
+            team: self.team.as_deref(),
+            policy_ref: self.policy_ref.as_deref(),
+            cpu: self.cpu.as_deref(),
+            memory: self.memory.as_deref(),
+        }
+    }
 }
 
 fn cpu_ok(v: &str) -> bool {
@@ -271,22 +285,12 @@ pub async fn create(state: &AppState, caller: &Caller, req: UserRequest) -> Resu
         Err(e) => Err(e),
     }?;
     dns_label("Name", &name).map_err(|m| AppError::field("name", m))?;
-    let fields = TenantFields {
-        display_name: &v.display_name,
-        email: &v.email,
-        subject: &v.subject,
-        team: v.team.as_deref(),
-        policy_ref: v.policy_ref.as_deref(),
-        cpu: v.cpu.as_deref(),
-        memory: v.memory.as_deref(),
-    };
+    let fields = v.fields();
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     tenants::insert(&mut *tx, &name, &fields, "admin").await.map_err(|e| write_failure(caller, e))?;
     apply_budget(&mut tx, caller, &name, v.budget.take()).await?;
     let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
-    record(&mut *tx, caller, "tenant.create", &name, "success", meta).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "tenant.create", &name, meta).await?;
     get(state, caller, &name).await
 }
 
@@ -294,15 +298,7 @@ pub async fn create(state: &AppState, caller: &Caller, req: UserRequest) -> Resu
 pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequest) -> Result<UserView, AppError> {
     let silo = admin_write(state, caller, "tenant.update", name).await?;
     let mut v = validate(&req)?;
-    let fields = TenantFields {
-        display_name: &v.display_name,
-        email: &v.email,
-        subject: &v.subject,
-        team: v.team.as_deref(),
-        policy_ref: v.policy_ref.as_deref(),
-        cpu: v.cpu.as_deref(),
-        memory: v.memory.as_deref(),
-    };
+    let fields = v.fields();
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     tenants::update(&mut *tx, name, &fields)
         .await
@@ -310,9 +306,7 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
         .ok_or_else(|| user_not_found(name))?;
     apply_budget(&mut tx, caller, name, v.budget.take()).await?;
     let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
-    record(&mut *tx, caller, "tenant.update", name, "success", meta).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "tenant.update", name, meta).await?;
     get(state, caller, name).await
 }
 
@@ -330,9 +324,7 @@ pub async fn set_suspended(
         .await
         .map_err(|e| db_failure(caller, e))?
         .ok_or_else(|| user_not_found(name))?;
-    record(&mut *tx, caller, action, name, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, action, name, json!({})).await?;
     get(state, caller, name).await
 }
 
@@ -344,9 +336,7 @@ pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(),
     if !tenants::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))? {
         return Err(user_not_found(name));
     }
-    record(&mut *tx, caller, "tenant.delete", name, "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "tenant.delete", name, json!({})).await?;
     Ok(())
 }
 
