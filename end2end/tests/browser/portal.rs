@@ -152,4 +152,25 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     assert!(result.contains("smart") && result.contains("the request named it"), "{result}");
     assert!(result.contains("Fallbacks, in order: fast"), "{result}");
     assert!(result.contains("openai/gpt-4o"), "the deployment is named: {result}");
+
+    // The remaining forms name their bad fields too.
+    browser.goto(&format!("{silo}/policies"));
+    open_details(&browser, "new-policy");
+    fill(&browser, "new-policy-name", "web");
+    fill(&browser, "new-policy-allowedDomains", "not a domain");
+    assert!(submit_for_error(&browser, "new-policy", "allowedDomains").contains("not a domain"));
+    open_details(&browser, "new-grant");
+    fill(&browser, "new-grant-subjectId", "ghost");
+    assert!(submit_for_error(&browser, "new-grant", "subjectId").contains("ghost"));
+    browser.goto(&format!("{silo}/budgets"));
+    fill(&browser, "settings-timeZone", "Mars/Base");
+    assert!(submit_for_error(&browser, "settings", "timeZone").contains("Mars/Base"));
+    browser.goto(&format!("{silo}/models"));
+    open_details(&browser, "new-credential");
+    fill(&browser, "new-credential-name", "openai");
+    fill(&browser, "new-credential-apiKey", "short");
+    assert!(submit_for_error(&browser, "new-credential", "apiKey").contains("8 characters"));
+    open_details(&browser, "defaults");
+    choose(&browser, "defaults-scope", "user");
+    assert!(submit_for_error(&browser, "defaults", "target").contains("user"));
 }
