@@ -314,6 +314,8 @@ pub fn PortalForm(
             let input_id = dom_id(&form_id, &f.key);
             let key = f.key.clone();
             let error = Signal::derive(move || errors.with(|e| e.get(&key).map(str::to_owned)));
+            // Rendered as the attribute too, so the server's HTML shows it before hydration.
+            let initial = f.value.clone();
             let control = match f.kind.clone() {
                 FieldKind::Select(opts) => {
                     let current = f.value.clone();
@@ -365,7 +367,7 @@ pub fn PortalForm(
                     view! { <div class="checks" id=input_id.clone()>{boxes}</div> }.into_any()
                 }
                 FieldKind::Lines | FieldKind::Numbers | FieldKind::Pairs | FieldKind::Egress => view! {
-                    <textarea id=input_id.clone() rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))></textarea>
+                    <textarea id=input_id.clone() rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))>{initial}</textarea>
                 }
                 .into_any(),
                 FieldKind::Password => view! {
@@ -373,11 +375,11 @@ pub fn PortalForm(
                 }
                 .into_any(),
                 FieldKind::Number => view! {
-                    <input id=input_id.clone() type="number" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                    <input id=input_id.clone() type="number" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
                 }
                 .into_any(),
                 FieldKind::Text => view! {
-                    <input id=input_id.clone() type="text" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                    <input id=input_id.clone() type="text" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
                 }
                 .into_any(),
             };

@@ -384,6 +384,8 @@ pub struct LimitView {
     pub period_start: DateTime<Utc>,
     /// The reset.
     pub resets_at: DateTime<Utc>,
+    /// The reset in the silo's time zone, for people (`2026-12-01 00:00 Europe/Berlin`).
+    pub resets_local: String,
 }
 
 /// The policy that governs a user.

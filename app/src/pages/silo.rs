@@ -24,7 +24,7 @@ use crate::{
 /// Whether LiteLLM enforces what the pages show, and how its last pass went.
 #[component]
 pub fn EnforcementBanner(sync: SyncView) -> impl IntoView {
-    let when = sync.finished_at.map(|t| format!(" (last pass {} UTC)", timestamp(t))).unwrap_or_default();
+    let when = sync.finished_at.map(|t| format!(" (last pass {})", timestamp(t))).unwrap_or_default();
     match (sync.configured, sync.ok) {
         (false, _) => view! { <Notice tone="info">{sync.message}</Notice> }.into_any(),
         (true, true) => {
@@ -64,8 +64,12 @@ pub fn LimitTable(limits: Vec<LimitView>, show_binding: bool) -> impl IntoView {
                     <td>{format!("calendar {}", l.period)}</td>
                     <td class="num">{format!("{} spent · {} left", l.spent, l.remaining)}</td>
                     <td><meter min="0" max="100" value=width title=format!("{} %", l.used_percent)></meter>" "{status}</td>
-                    <td class="nowrap">{format!("{} UTC", timestamp(l.resets_at))}</td>
-                    <td class="actions"><crate::islands::portal_form::RowActionButton action=crate::islands::portal_form::RowAction::DeleteLimit(l.id.clone()) label="Remove".to_owned() done="/budgets".to_owned() /></td>
+                    <td class="nowrap" title=timestamp(l.resets_at)>{l.resets_local.clone()}</td>
+                    <td class="actions">
+                        {(!show_binding).then(|| view! {
+                            <crate::islands::portal_form::RowActionButton action=crate::islands::portal_form::RowAction::DeleteLimit(l.id.clone()) label="Remove".to_owned() done="/budgets".to_owned() />
+                        })}
+                    </td>
                 </tr>
             }
         })

@@ -106,8 +106,14 @@ pub(crate) fn dns_label(label: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A limit for the pages.
-pub(crate) fn limit_view(s: &LimitStatus) -> LimitView {
+/// A limit for the pages; `tz` is the silo's time zone, in which resets are shown.
+pub(crate) fn limit_view(s: &LimitStatus, tz: &jiff::tz::TimeZone) -> LimitView {
+    let resets_local = jiff::Timestamp::from_second(s.window.end.timestamp())
+        .map(|t| {
+            let zoned = t.to_zoned(tz.clone());
+            format!("{} {}", zoned.strftime("%Y-%m-%d %H:%M"), tz.iana_name().unwrap_or("UTC"))
+        })
+        .unwrap_or_default();
     LimitView {
         id: s.limit.id.clone(),
         level: s.limit.level.kind().into(),
@@ -122,6 +128,7 @@ pub(crate) fn limit_view(s: &LimitStatus) -> LimitView {
         reached: s.reached,
         period_start: s.window.start,
         resets_at: s.window.end,
+        resets_local,
     }
 }
 

@@ -96,14 +96,17 @@ fn Budgets(o: BudgetOverview) -> impl IntoView {
         .map(|n| view! {
             <li class="notice warn">
                 {n.message.clone()}
-                <span class="muted small">{format!(" ({} UTC) ", timestamp(n.created_at))}</span>
+                <span class="muted small">{format!(" ({}) ", timestamp(n.created_at))}</span>
                 <RowActionButton action=RowAction::DismissNotice(n.id) label="Dismiss".to_owned() done="/budgets".to_owned() />
             </li>
         })
         .collect_view();
     let spend = o.spend.clone();
     let table = |rows: Vec<(String, String)>| {
-        rows.into_iter().map(|(k, v)| view! { <tr><td>{k}</td><td class="num">{v}</td></tr> }).collect_view()
+        if rows.is_empty() {
+            return view! { <tr><td class="muted" colspan="2">"No spend this period."</td></tr> }.into_any();
+        }
+        rows.into_iter().map(|(k, v)| view! { <tr><td>{k}</td><td class="num">{v}</td></tr> }).collect_view().into_any()
     };
     let periods = ["day", "week", "month"].map(|p| {
         let current = p == spend.period;
@@ -123,7 +126,7 @@ fn Budgets(o: BudgetOverview) -> impl IntoView {
         </section>
         <section class="spend">
             <h2>{format!("Spend this {}: {} {}", spend.period, spend.total, o.settings.currency)}</h2>
-            <p class="muted">{format!("{} to {} (UTC)", timestamp(spend.start), timestamp(spend.end))}" " {periods} " "
+            <p class="muted">{format!("{} to {}", timestamp(spend.start), timestamp(spend.end))}" " {periods} " "
                 <a class="btn small" href=format!("/api/v1/ai-budget/spend.csv?period={}", spend.period) download="spend.csv">"CSV"</a>
             </p>
             <div class="chart" inner_html=spend.chart_svg.clone()></div>

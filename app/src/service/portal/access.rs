@@ -106,7 +106,7 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
         user,
         models,
         policy,
-        limits: limits.iter().map(limit_view).collect(),
+        limits: limits.iter().map(|l| limit_view(l, &snap.time_zone)).collect(),
         default_route,
         block_reasons: key.block_reasons,
         default_model_access: snap.settings.default_model_access.clone(),

@@ -137,8 +137,12 @@ pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>)
     let period = period_or_month(period.as_deref())?;
     let snap = load(state, caller).await?;
     let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
-    let limits: Vec<LimitView> =
-        snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?.iter().map(limit_view).collect();
+    let limits: Vec<LimitView> = snap
+        .all_limit_statuses(&ledger)
+        .map_err(|e| snapshot_failure(caller, e))?
+        .iter()
+        .map(|l| limit_view(l, &snap.time_zone))
+        .collect();
     let notices = budget_db::open_notices(&state.pool)
         .await
         .map_err(db)?
@@ -266,7 +270,7 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
     statuses
         .iter()
         .find(|s| s.limit.id == id.to_string())
-        .map(limit_view)
+        .map(|l| limit_view(l, &snap.time_zone))
         .ok_or_else(|| budget_not_found(&id.to_string()))
 }
 
