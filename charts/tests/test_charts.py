@@ -583,6 +583,8 @@ class Charts(unittest.TestCase):
                              FLEET_NS, "fleetManager.zitadel.existingSecret")
         self.assert_rejected(FLEET, merge(FLEET_PROFILES["default"], {"fleetManager": {"database": {"cnpg": {"enabled": False}}}}),
                              FLEET_NS, "fleetManager.database")
+        self.assert_rejected(SILO, merge(SILO_INSTANCE, {"litellm": {"database": {"cnpg": {"enabled": False}}}}), SILO_NS,
+                             "litellm.database")
 
     # ---- the deploy command's plans ----
 

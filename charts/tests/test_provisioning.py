@@ -102,7 +102,15 @@ class Provisioning(unittest.TestCase):
         owned = {(o["kind"], o["metadata"]["name"]) for o in pipeline}
         rendered = {(o["kind"], o["metadata"]["name"]) for o in release}
         self.assertFalse(owned & rendered, "objects both the pipeline and the release would own")
-        self.assertFalse([o for o in release if o["kind"] in ("Cluster", "DNSEndpoint")])
+        # The silo's database and DNS are the pipeline's; the release brings only LiteLLM's own
+        # database (its keys and spend), which the pipeline never creates.
+        self.assertFalse([o for o in release if o["kind"] == "DNSEndpoint"])
+        clusters = [o["metadata"]["name"] for o in release if o["kind"] == "Cluster"]
+        self.assertEqual(clusters, ["opencrane-silo-litellm-db"])
+        litellm = next(o for o in release if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-litellm"))
+        litellm_env = env_of(litellm["spec"]["template"]["spec"]["containers"][0])
+        self.assertEqual(litellm_env["STORE_MODEL_IN_DB"]["value"], "True")
+        self.assertIn("DATABASE_URL", litellm_env)
         certificates = [o for o in release if o["kind"] == "Certificate"]
         self.assertEqual([c["spec"]["dnsNames"] for c in certificates], [["acme.example.com"]], "only the platform host")
         manager = next(o for o in release if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
