@@ -62,7 +62,8 @@ pub fn desired(
     let max_budget = limits
         .iter()
         .find(|l| matches!(&l.limit.level, Level::User { tenant } if *tenant == subject.tenant))
-        .map(|l| spend_before_period.saturating_add(l.limit.amount));
+        // Never below zero: a budget that is already used up is a block, not a negative budget.
+        .map(|l| spend_before_period.saturating_add(l.limit.amount).max(0));
     KeySpec { tenant: subject.tenant.clone(), blocked: !block_reasons.is_empty(), models, max_budget, block_reasons }
 }
 
@@ -132,6 +133,11 @@ mod tests {
         assert_eq!(key.models, ["fast", "smart"]);
         assert_eq!(key.max_budget, Some(120 * MICROS_PER_UNIT));
         assert!(!key.blocked);
+        // A key issued again mid-period (its predecessor lost) gets only what is left.
+        let again = desired(&ana(), false, &c, &limits, -5 * MICROS_PER_UNIT);
+        assert_eq!(again.max_budget, Some(15 * MICROS_PER_UNIT));
+        let overspent = desired(&ana(), false, &c, &limits, -30 * MICROS_PER_UNIT);
+        assert_eq!(overspent.max_budget, Some(0));
     }
 
     #[test]

@@ -414,7 +414,9 @@ impl Reconciler {
                 (Some(l), Some(r)) if r.period_start == Some(l.window.start) && info.is_some() => {
                     (Some(l.window.start), r.spend_before_period)
                 }
-                (Some(l), _) => (Some(l.window.start), (observed_spend - l.spent).max(0)),
+                // Negative for a key issued mid-period (a lost key given again): the period's
+                // spend so far still counts against the new key's budget.
+                (Some(l), _) => (Some(l.window.start), observed_spend - l.spent),
                 (None, _) => (None, 0),
             };
             let spec = keys::desired(&subject, tenant.suspended, &snapshot.catalog, &limits, spend_before);

@@ -260,12 +260,18 @@ async fn drift_is_reported_and_repaired(pool: PgPool) {
     let record = key_db::keys(&w.pool).await.unwrap().into_iter().find(|k| k.tenant == "bob").unwrap();
     assert!(record.drift.unwrap().contains("models changed"));
 
-    // A key deleted in LiteLLM is issued again; a deleted user's key goes.
+    // A key deleted in LiteLLM is issued again with only what is left of the period's budget;
+    // a deleted user's key goes.
+    w.fake.record_spend("opencrane.acme.ana", "fast", 4.0, now);
+    w.reconciler.pass(now).await.unwrap();
     LiteLlm::new(&w.fake.url, MASTER).unwrap().delete_keys(&["opencrane.acme.ana".into()]).await.unwrap();
     tenants::delete(&w.pool, "bob").await.unwrap();
     let report = w.reconciler.pass(now).await.unwrap();
     assert_eq!((report.keys_created, report.orphans_deleted), (1, 1), "{report:?}");
-    assert!(w.fake.key("opencrane.acme.ana").is_some());
+    let reissued = w.fake.key("opencrane.acme.ana").unwrap();
+    assert_eq!(reissued.spend, 0.0);
+    w.reconciler.pass(now).await.unwrap();
+    assert_eq!(w.fake.key("opencrane.acme.ana").unwrap().max_budget, Some(6.0), "10 a month, 4 already spent");
     assert!(w.fake.key("opencrane.acme.bob").is_none());
 }
 
