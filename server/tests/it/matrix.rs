@@ -232,6 +232,9 @@ fn silo_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/ai-budget", None, SiloAdmin),
         route(Method::GET, "/api/v1/ai-budget/global", None, SiloAdmin),
         route(Method::PUT, "/api/v1/ai-budget/global", Some(r#"{"ceilingAmount":100}"#), SiloAdmin),
+        route(Method::GET, "/api/v1/ai-budget/accounts", None, SiloAdmin),
+        route(Method::PUT, "/api/v1/ai-budget/accounts/{name}", Some(r#"{"ceilingAmount":10}"#), SiloAdminWrite),
+        route(Method::DELETE, "/api/v1/ai-budget/accounts/{name}", None, SiloAdminWrite),
         route(Method::PUT, "/api/v1/ai-budget/limits", Some(r#"{"level":"silo","amount":"90"}"#), SiloAdmin),
         route(Method::DELETE, "/api/v1/ai-budget/limits/{id}", None, SiloAdminWrite),
         route(

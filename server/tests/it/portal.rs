@@ -87,6 +87,13 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
     let global = call(&app, Method::GET, "/api/v1/ai-budget/global", None).await.json();
     assert_eq!((global["ceilingAmount"].clone(), global["set"].clone()), (json!("100.00"), json!(true)));
 
+    // The reference's per-account ceilings are the users' own limits.
+    let accounts = call(&app, Method::GET, "/api/v1/ai-budget/accounts", None).await.json();
+    assert_eq!(accounts, json!([{ "userId": "ana", "currency": "USD", "ceilingAmount": "25.00", "period": "month" }]));
+    let nobody =
+        call(&app, Method::PUT, "/api/v1/ai-budget/accounts/nobody", Some(json!({ "ceilingAmount": 5 }))).await;
+    assert!(nobody.json()["fields"]["target"].is_string(), "{}", nobody.text);
+
     // Spend: the effective limits see it; the CSV exports it.
     let now = chrono::Utc::now();
     let event = SpendEvent {

@@ -402,6 +402,23 @@ fn silo_operations() -> Vec<Operation> {
             empty(),
         ),
         op(
+            "get",
+            "/ai-budget/accounts",
+            "The reference's per-account ceilings: each user's own limit {userId, currency, ceilingAmount, period}",
+            None,
+            200,
+            array(),
+        ),
+        op(
+            "put",
+            "/ai-budget/accounts/{name}",
+            "Set a user's monthly limit {currency, ceilingAmount}",
+            Some("GlobalCeiling"),
+            204,
+            empty(),
+        ),
+        op("delete", "/ai-budget/accounts/{name}", "Remove a user's own limit", None, 204, empty()),
+        op(
             "put",
             "/ai-budget/limits",
             "Set the limit of the silo, a group or a user",

@@ -42,6 +42,8 @@ pub fn routes() -> Router<AppState> {
         .route("/grants/{id}", delete(delete_grant))
         .route("/ai-budget", get(budget_overview))
         .route("/ai-budget/global", get(get_global).put(put_global))
+        .route("/ai-budget/accounts", get(list_accounts))
+        .route("/ai-budget/accounts/{name}", put(put_account).delete(delete_account))
         .route("/ai-budget/limits", put(set_limit))
         .route("/ai-budget/limits/{id}", delete(delete_limit))
         .route("/ai-budget/settings", put(update_settings))
@@ -302,6 +304,56 @@ async fn put_global(
         thresholds: vec![],
     };
     budgets::set_limit(&state, &caller, limit).await.api(&caller)?;
+    Ok(no_content())
+}
+
+/// `GET /ai-budget/accounts`: the reference's per-account ceilings — each user's own limit.
+async fn list_accounts(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let overview = budgets::overview(&state, &caller, None).await.api(&caller)?;
+    let accounts: Vec<Value> = overview
+        .limits
+        .iter()
+        .filter(|l| l.level == "user")
+        .map(|l| json!({ "userId": l.target.trim_start_matches("user "), "currency": l.currency, "ceilingAmount": l.amount, "period": l.period }))
+        .collect();
+    Ok(Json(accounts).into_response())
+}
+
+/// `PUT /ai-budget/accounts/{name}` `{currency, ceilingAmount}` → 204: the user's monthly limit.
+async fn put_account(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<GlobalCeiling>,
+) -> Result<Response, ApiError> {
+    let limit = LimitRequest {
+        level: "user".into(),
+        target: Some(name),
+        currency: req.currency,
+        amount: req.ceiling_amount,
+        period: "month".into(),
+        thresholds: vec![],
+    };
+    budgets::set_limit(&state, &caller, limit).await.api(&caller)?;
+    Ok(no_content())
+}
+
+/// `DELETE /ai-budget/accounts/{name}` → 204: removes the user's own limit (404 when none).
+async fn delete_account(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let overview = budgets::overview(&state, &caller, None).await.api(&caller)?;
+    let target = format!("user {name}");
+    let Some(limit) = overview.limits.iter().find(|l| l.level == "user" && l.target == target) else {
+        return Err(AppError::NotFound {
+            code: "BUDGET_NOT_FOUND".into(),
+            message: format!("User “{name}” has no limit of their own."),
+        })
+        .api(&caller);
+    };
+    budgets::delete_limit(&state, &caller, &limit.id).await.api(&caller)?;
     Ok(no_content())
 }
 
