@@ -161,6 +161,26 @@ pub fn display_text(label: &str, value: &str, max: usize) -> Result<(), String> 
     Ok(())
 }
 
+/// A DNS-1123 label (names of users, policies, credentials, teams).
+pub fn dns_label(label: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{label} is required."));
+    }
+    if value.len() > 63 {
+        return Err(format!("{label} is {} characters long; the maximum is 63.", value.len()));
+    }
+    if let Some(bad) = value.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
+        let hint = if bad.is_ascii_uppercase() { " (use lowercase)" } else { "" };
+        return Err(format!(
+            "{label} may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."
+        ));
+    }
+    if value.starts_with('-') || value.ends_with('-') {
+        return Err(format!("{label} must start and end with a letter or digit."));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,34 +86,9 @@ pub(crate) fn conflict(code: &str, field: &str, message: String) -> AppError {
     AppError::Conflict { code: code.into(), message, field: Some(field.into()) }
 }
 
-/// A DNS-1123 label (names of users, policies, credentials, teams).
-pub(crate) fn dns_label(label: &str, value: &str) -> Result<(), String> {
-    if value.is_empty() {
-        return Err(format!("{label} is required."));
-    }
-    if value.len() > 63 {
-        return Err(format!("{label} is {} characters long; the maximum is 63.", value.len()));
-    }
-    if let Some(bad) = value.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
-        let hint = if bad.is_ascii_uppercase() { " (use lowercase)" } else { "" };
-        return Err(format!(
-            "{label} may only contain lowercase letters, digits and hyphens; “{bad}” is not allowed{hint}."
-        ));
-    }
-    if value.starts_with('-') || value.ends_with('-') {
-        return Err(format!("{label} must start and end with a letter or digit."));
-    }
-    Ok(())
-}
-
 /// A limit for the pages; `tz` is the silo's time zone, in which resets are shown.
-pub(crate) fn limit_view(s: &LimitStatus, tz: &jiff::tz::TimeZone) -> LimitView {
-    let resets_local = jiff::Timestamp::from_second(s.window.end.timestamp())
-        .map(|t| {
-            let zoned = t.to_zoned(tz.clone());
-            format!("{} {}", zoned.strftime("%Y-%m-%d %H:%M"), tz.iana_name().unwrap_or("UTC"))
-        })
-        .unwrap_or_default();
+pub(crate) fn limit_view(s: &LimitStatus, tz: &opencrane_entitlements::period::TimeZone) -> LimitView {
+    let resets_local = opencrane_entitlements::period::local_label(s.window.end, tz);
     LimitView {
         id: s.limit.id.clone(),
         level: s.limit.level.kind().into(),

@@ -6,7 +6,9 @@
 //! across daylight-saving changes; that is the calendar's truth and limits follow it.
 
 use chrono::{DateTime, Utc};
-use jiff::{Timestamp, ToSpan, Zoned, tz::TimeZone};
+/// The time-zone type periods are computed in (re-exported so callers need no jiff of their own).
+pub use jiff::tz::TimeZone;
+use jiff::{Timestamp, ToSpan, Zoned};
 use serde::{Deserialize, Serialize};
 
 /// How often a limit resets.
@@ -87,6 +89,20 @@ fn to_chrono(at: &Zoned) -> Result<DateTime<Utc>, PeriodError> {
     let ts = at.timestamp();
     DateTime::from_timestamp(ts.as_second(), u32::try_from(ts.subsec_nanosecond()).unwrap_or(0))
         .ok_or_else(|| PeriodError(format!("{ts} is out of range")))
+}
+
+/// The calendar date of `at` in `tz`.
+pub fn local_date(at: DateTime<Utc>, tz: &TimeZone) -> Option<chrono::NaiveDate> {
+    let d = to_jiff(at).ok()?.to_zoned(tz.clone()).date();
+    chrono::NaiveDate::from_ymd_opt(i32::from(d.year()), u32::try_from(d.month()).ok()?, u32::try_from(d.day()).ok()?)
+}
+
+/// `at` as people in `tz` read it: `2026-12-01 00:00 Europe/Berlin`.
+pub fn local_label(at: DateTime<Utc>, tz: &TimeZone) -> String {
+    match to_jiff(at) {
+        Ok(ts) => format!("{} {}", ts.to_zoned(tz.clone()).strftime("%Y-%m-%d %H:%M"), tz.iana_name().unwrap_or("UTC")),
+        Err(_) => at.to_rfc3339(),
+    }
 }
 
 /// The period of kind `period` that contains `now`, in `tz`.
@@ -189,6 +205,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn instants_read_in_the_silo_time_zone() {
+        let berlin = time_zone("Europe/Berlin").unwrap();
+        let at = utc(2026, 11, 30, 23, 0);
+        assert_eq!(local_date(at, &berlin), chrono::NaiveDate::from_ymd_opt(2026, 12, 1));
+        assert_eq!(local_label(at, &berlin), "2026-12-01 00:00 Europe/Berlin");
+        assert_eq!(local_label(at, &time_zone("UTC").unwrap()), "2026-11-30 23:00 UTC");
     }
 
     #[test]

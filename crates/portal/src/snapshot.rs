@@ -43,7 +43,7 @@ pub struct Snapshot {
     /// Silo settings.
     pub settings: SettingsRow,
     /// The settings' time zone.
-    pub time_zone: jiff::tz::TimeZone,
+    pub time_zone: opencrane_entitlements::period::TimeZone,
     /// Every user.
     pub tenants: Vec<TenantRow>,
     /// Tenant → its groups.

@@ -4,21 +4,20 @@
 
 use std::{collections::BTreeMap, fmt::Write as _};
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{NaiveDate, Utc};
 use opencrane_db::Error as DbError;
 use opencrane_entitlements::{
     Micros, budget, format_amount, parse_amount,
-    period::{Period, time_zone, window},
+    period::{Period, local_date, time_zone, window},
 };
 use opencrane_silo_db::{
     budgets::{self as budget_db, BudgetFields},
     groups, settings,
+    tenants::{self, TenantFilter},
 };
 use serde_json::json;
 
-use super::{
-    admin_read, admin_write, converge, finish, limit_view, not_found, snapshot as load, snapshot_failure, sync_view,
-};
+use super::{admin_read, admin_write, finish, limit_view, not_found, snapshot as load, snapshot_failure, sync_view};
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
@@ -53,16 +52,7 @@ async fn spend(state: &AppState, caller: &Caller, period: Period) -> Result<Spen
     by_group.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let by_model = budget_db::spend_by_model(&state.pool, w.start, w.end).await.map_err(db)?;
     let days = budget_db::spend_by_day(&state.pool, w.start, w.end, &snap.settings.time_zone).await.map_err(db)?;
-    let local = |at: DateTime<Utc>| {
-        jiff::Timestamp::from_second(at.timestamp()).map(|t| t.to_zoned(snap.time_zone.clone()).date()).ok()
-    };
-    let first = local(w.start).and_then(|d| {
-        NaiveDate::from_ymd_opt(
-            i32::from(d.year()),
-            u32::try_from(d.month()).unwrap_or(1),
-            u32::try_from(d.day()).unwrap_or(1),
-        )
-    });
+    let first = local_date(w.start, &snap.time_zone);
     let length = (w.end - w.start).num_hours().div_euclid(24) + 1;
     let fmt = |rows: Vec<(String, Micros)>| rows.into_iter().map(|(k, v)| (k, format_amount(v))).collect();
     Ok(SpendView {
@@ -130,19 +120,26 @@ fn period_or_month(period: Option<&str>) -> Result<Period, AppError> {
     }
 }
 
-/// The budgets page.
-pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>) -> Result<BudgetOverview, AppError> {
+/// The silo settings and every limit in its current period (without the page's spend view).
+pub async fn current_limits(state: &AppState, caller: &Caller) -> Result<(SiloSettingsView, Vec<LimitView>), AppError> {
     admin_read(state, caller)?;
-    let db = |e| db_failure(caller, e);
-    let period = period_or_month(period.as_deref())?;
     let snap = load(state, caller).await?;
     let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
-    let limits: Vec<LimitView> = snap
+    let limits = snap
         .all_limit_statuses(&ledger)
         .map_err(|e| snapshot_failure(caller, e))?
         .iter()
         .map(|l| limit_view(l, &snap.time_zone))
         .collect();
+    Ok((settings_view(snap.settings), limits))
+}
+
+/// The budgets page.
+pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>) -> Result<BudgetOverview, AppError> {
+    admin_read(state, caller)?;
+    let db = |e| db_failure(caller, e);
+    let period = period_or_month(period.as_deref())?;
+    let (settings, limits) = current_limits(state, caller).await?;
     let notices = budget_db::open_notices(&state.pool)
         .await
         .map_err(db)?
@@ -150,13 +147,15 @@ pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>)
         .map(|n| NoticeView { id: n.id, message: n.message, threshold: n.threshold, created_at: n.created_at })
         .collect();
     let groups = groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
+    let users =
+        tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?.into_iter().map(|t| t.name).collect();
     Ok(BudgetOverview {
-        settings: settings_view(snap.settings.clone()),
+        settings,
         limits,
         notices,
         spend: spend(state, caller, period).await?,
         enforcement: sync_view(state, caller).await?,
-        users: snap.tenants.iter().map(|t| t.name.clone()).collect(),
+        users,
         groups,
     })
 }
@@ -264,14 +263,8 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
     })?;
     let meta = json!({ "id": id, "level": level, "amount": format_amount(amount), "currency": currency, "period": period.as_str(), "thresholds": thresholds });
     finish(tx, silo, caller, "budget.set", &target_label, meta).await?;
-    let snap = load(state, caller).await?;
-    let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
-    let statuses = snap.all_limit_statuses(&ledger).map_err(|e| snapshot_failure(caller, e))?;
-    statuses
-        .iter()
-        .find(|s| s.limit.id == id.to_string())
-        .map(|l| limit_view(l, &snap.time_zone))
-        .ok_or_else(|| budget_not_found(&id.to_string()))
+    let id = id.to_string();
+    current_limits(state, caller).await?.1.into_iter().find(|l| l.id == id).ok_or_else(|| budget_not_found(&id))
 }
 
 fn budget_not_found(id: &str) -> AppError {
@@ -311,17 +304,15 @@ pub async fn update_settings(
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let row = settings::update(&mut *tx, &tz, &currency, &access).await.map_err(|e| db_failure(caller, e))?;
-    record(
-        &mut *tx,
+    finish(
+        tx,
+        silo,
         caller,
         "settings.update",
         "silo",
-        "success",
         json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access }),
     )
     .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
     Ok(settings_view(row))
 }
 

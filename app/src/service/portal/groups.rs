@@ -9,11 +9,11 @@ use opencrane_silo_db::{
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{admin_read, admin_write, conflict, converge, finish, not_found};
+use super::{admin_read, admin_write, conflict, finish, not_found};
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{GROUP_SCOPES, GroupRequest, GroupView},
-    service::{db_failure, record, sql_failure},
+    service::{db_failure, sql_failure},
     state::{AppState, Caller},
 };
 
@@ -124,17 +124,8 @@ pub async fn create(state: &AppState, caller: &Caller, req: GroupRequest) -> Res
         .await
         .map_err(|e| write_failure(caller, e))?;
     groups::set_members(&mut *tx, id, &v.members).await.map_err(|e| write_failure(caller, e))?;
-    record(
-        &mut *tx,
-        caller,
-        "group.create",
-        &v.name,
-        "success",
-        json!({ "id": id, "scope": v.scope, "members": v.members }),
-    )
-    .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "group.create", &v.name, json!({ "id": id, "scope": v.scope, "members": v.members }))
+        .await?;
     get(state, caller, &id.to_string()).await
 }
 
@@ -148,17 +139,8 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: GroupReque
         return Err(group_not_found(id));
     }
     groups::set_members(&mut *tx, uuid, &v.members).await.map_err(|e| write_failure(caller, e))?;
-    record(
-        &mut *tx,
-        caller,
-        "group.update",
-        &v.name,
-        "success",
-        json!({ "id": uuid, "scope": v.scope, "members": v.members }),
-    )
-    .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "group.update", &v.name, json!({ "id": uuid, "scope": v.scope, "members": v.members }))
+        .await?;
     get(state, caller, id).await
 }
 

@@ -11,14 +11,15 @@ use opencrane_silo_db::{
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{admin_read, admin_write, conflict, converge, dns_label, finish, not_found, sync_view};
+use super::{admin_read, admin_write, conflict, finish, not_found, sync_view};
+use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{
         CredentialRequest, CredentialView, DefaultRequest, DefaultView, DeploymentRequest, DeploymentView,
         FallbackRequest, ModelsOverview, PROVIDERS,
     },
-    service::{db_failure, internal, record, sql_failure},
+    service::{db_failure, internal, sql_failure},
     state::{AppState, Caller},
 };
 
@@ -53,13 +54,22 @@ fn api_base_ok(base: &str) -> bool {
         && !base.contains(char::is_whitespace)
 }
 
-/// The models page.
-pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOverview, AppError> {
-    let silo = admin_read(state, caller)?;
-    let db = |e| db_failure(caller, e);
-    let credentials = model_db::credentials(&state.pool).await.map_err(db)?.into_iter().map(credential_view).collect();
-    let rows = model_db::definitions(&state.pool).await.map_err(db)?;
-    let deployments = rows
+/// Every provider credential (never a secret).
+pub async fn list_credentials(state: &AppState, caller: &Caller) -> Result<Vec<CredentialView>, AppError> {
+    admin_read(state, caller)?;
+    Ok(model_db::credentials(&state.pool)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .map(credential_view)
+        .collect())
+}
+
+/// Every deployment with its share of its public name's traffic.
+pub async fn list_deployments(state: &AppState, caller: &Caller) -> Result<Vec<DeploymentView>, AppError> {
+    admin_read(state, caller)?;
+    let rows = model_db::definitions(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    Ok(rows
         .iter()
         .map(|d| {
             let total: i64 = rows.iter().filter(|o| o.public_name == d.public_name).map(|o| i64::from(o.weight)).sum();
@@ -73,9 +83,16 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOvervie
                 share_percent: u32::try_from((i64::from(d.weight) * 100).checked_div(total).unwrap_or(0)).unwrap_or(0),
             }
         })
-        .collect();
-    let mut public_names: Vec<String> = rows.iter().map(|d| d.public_name.clone()).collect();
-    public_names.dedup();
+        .collect())
+}
+
+/// Default models and fallback chains.
+pub async fn list_routing(
+    state: &AppState,
+    caller: &Caller,
+) -> Result<(Vec<DefaultView>, Vec<(String, Vec<String>)>), AppError> {
+    admin_read(state, caller)?;
+    let db = |e| db_failure(caller, e);
     let defaults = model_db::defaults(&state.pool)
         .await
         .map_err(db)?
@@ -91,10 +108,21 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOvervie
             model: d.model,
         })
         .collect();
+    Ok((defaults, model_db::fallbacks(&state.pool).await.map_err(db)?))
+}
+
+/// The models page.
+pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOverview, AppError> {
+    let silo = admin_read(state, caller)?;
+    let db = |e| db_failure(caller, e);
+    let deployments = list_deployments(state, caller).await?;
+    let mut public_names: Vec<String> = deployments.iter().map(|d| d.public_name.clone()).collect();
+    public_names.dedup();
+    let (defaults, fallbacks) = list_routing(state, caller).await?;
     Ok(ModelsOverview {
-        credentials,
+        credentials: list_credentials(state, caller).await?,
         deployments,
-        fallbacks: model_db::fallbacks(&state.pool).await.map_err(db)?,
+        fallbacks,
         defaults,
         public_names,
         users: tenants::list(&state.pool, &TenantFilter::default())
@@ -276,23 +304,10 @@ pub async fn add_deployment(
         ),
         other => db_failure(caller, other),
     })?;
-    record(
-        &mut *tx,
-        caller,
-        "model.create",
-        &public,
-        "success",
-        json!({ "id": id, "upstreamModel": upstream, "weight": weight }),
-    )
-    .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
-    overview(state, caller)
-        .await?
-        .deployments
-        .into_iter()
-        .find(|d| d.id == id.to_string())
-        .ok_or_else(|| model_not_found(&id.to_string()))
+    finish(tx, silo, caller, "model.create", &public, json!({ "id": id, "upstreamModel": upstream, "weight": weight }))
+        .await?;
+    let id = id.to_string();
+    list_deployments(state, caller).await?.into_iter().find(|d| d.id == id).ok_or_else(|| model_not_found(&id))
 }
 
 fn model_not_found(id: &str) -> AppError {

@@ -19,13 +19,14 @@ use opencrane_silo_db::{
 };
 use serde_json::json;
 
-use super::{admin_read, admin_write, conflict, converge, dns_label, finish, not_found, snapshot as load};
+use super::{admin_read, admin_write, conflict, finish, not_found, snapshot as load};
+use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
     model::portal::{
         AccessChange, EgressRuleView, GrantRequest, GrantView, PoliciesOverview, PolicyRequest, PolicyView, WhatIf,
     },
-    service::{db_failure, record, sql_failure},
+    service::{db_failure, sql_failure},
     state::{AppState, Caller},
 };
 
@@ -66,12 +67,24 @@ fn grant_view(row: GrantRow) -> GrantView {
     }
 }
 
+/// Every policy.
+pub async fn list_policies(state: &AppState, caller: &Caller) -> Result<Vec<PolicyView>, AppError> {
+    admin_read(state, caller)?;
+    Ok(policy_db::list(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(policy_view).collect())
+}
+
+/// Every grant, newest first.
+pub async fn list_grants(state: &AppState, caller: &Caller) -> Result<Vec<GrantView>, AppError> {
+    admin_read(state, caller)?;
+    Ok(grant_db::list(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(grant_view).collect())
+}
+
 /// Policies, grants and what the forms offer.
 pub async fn overview(state: &AppState, caller: &Caller) -> Result<PoliciesOverview, AppError> {
     admin_read(state, caller)?;
     let db = |e| db_failure(caller, e);
-    let policies = policy_db::list(&state.pool).await.map_err(db)?.into_iter().map(policy_view).collect();
-    let grants = grant_db::list(&state.pool).await.map_err(db)?.into_iter().map(grant_view).collect();
+    let policies = list_policies(state, caller).await?;
+    let grants = list_grants(state, caller).await?;
     let snap = load(state, caller).await?;
     let groups = groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
     Ok(PoliciesOverview {
@@ -178,17 +191,8 @@ pub async fn create_policy(state: &AppState, caller: &Caller, req: PolicyRequest
         DbError::UniqueViolation { .. } => conflict("POLICY_EXISTS", "name", "A policy with this name exists.".into()),
         other => db_failure(caller, other),
     })?;
-    record(
-        &mut *tx,
-        caller,
-        "policy.create",
-        &name,
-        "success",
-        json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }),
-    )
-    .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "policy.create", &name, json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }))
+        .await?;
     get_policy(state, caller, &name).await
 }
 
@@ -216,17 +220,8 @@ pub async fn update_policy(
     if !policy_db::update(&mut *tx, name, &f).await.map_err(|e| db_failure(caller, e))? {
         return Err(policy_not_found(name));
     }
-    record(
-        &mut *tx,
-        caller,
-        "policy.update",
-        name,
-        "success",
-        json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }),
-    )
-    .await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
-    converge(silo);
+    finish(tx, silo, caller, "policy.update", name, json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }))
+        .await?;
     get_policy(state, caller, name).await
 }
 
@@ -441,13 +436,8 @@ pub async fn create_grant(state: &AppState, caller: &Caller, req: GrantRequest) 
     })?;
     let meta = json!({ "id": id, "payloadType": v.payload_type, "subject": format!("{}:{}", v.subject_type, v.subject_id), "access": v.access.as_str(), "priority": v.priority });
     finish(tx, silo, caller, "grant.create", &v.payload_id, meta).await?;
-    let row = grant_db::list(&state.pool)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .into_iter()
-        .find(|g| g.id == id)
-        .ok_or_else(|| grant_not_found(&id.to_string()))?;
-    Ok(grant_view(row))
+    let id = id.to_string();
+    list_grants(state, caller).await?.into_iter().find(|g| g.id == id).ok_or_else(|| grant_not_found(&id))
 }
 
 /// Deletes a grant.

@@ -12,7 +12,8 @@ use opencrane_silo_db::{
 };
 use serde_json::json;
 
-use super::{admin_read, admin_write, conflict, converge, dns_label, finish, not_found, sync_view};
+use super::{admin_read, admin_write, conflict, converge, finish, not_found, sync_view};
+use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
     model::{

@@ -190,7 +190,7 @@ async fn delete_group(
 }
 
 async fn list_policies(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(policies::overview(&state, &caller).await.api(&caller)?.policies).into_response())
+    Ok(Json(policies::list_policies(&state, &caller).await.api(&caller)?).into_response())
 }
 
 async fn create_policy(
@@ -229,7 +229,7 @@ async fn delete_policy(
 }
 
 async fn list_grants(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(policies::overview(&state, &caller).await.api(&caller)?.grants).into_response())
+    Ok(Json(policies::list_grants(&state, &caller).await.api(&caller)?).into_response())
 }
 
 async fn create_grant(
@@ -281,10 +281,10 @@ struct GlobalCeiling {
 /// reference — where `0` meant "none"; here a set limit of 0 blocks spending, so an unset one
 /// also answers `"set": false`).
 async fn get_global(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    let overview = budgets::overview(&state, &caller, None).await.api(&caller)?;
-    let body = match overview.limits.iter().find(|l| l.level == "silo") {
+    let (settings, limits) = budgets::current_limits(&state, &caller).await.api(&caller)?;
+    let body = match limits.iter().find(|l| l.level == "silo") {
         Some(l) => json!({ "currency": l.currency, "ceilingAmount": l.amount, "period": l.period, "set": true }),
-        None => json!({ "currency": overview.settings.currency, "ceilingAmount": "0.00", "set": false }),
+        None => json!({ "currency": settings.currency, "ceilingAmount": "0.00", "set": false }),
     };
     Ok(Json(body).into_response())
 }
@@ -309,9 +309,8 @@ async fn put_global(
 
 /// `GET /ai-budget/accounts`: the reference's per-account ceilings — each user's own limit.
 async fn list_accounts(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    let overview = budgets::overview(&state, &caller, None).await.api(&caller)?;
-    let accounts: Vec<Value> = overview
-        .limits
+    let (_, limits) = budgets::current_limits(&state, &caller).await.api(&caller)?;
+    let accounts: Vec<Value> = limits
         .iter()
         .filter(|l| l.level == "user")
         .map(|l| json!({ "userId": l.target.trim_start_matches("user "), "currency": l.currency, "ceilingAmount": l.amount, "period": l.period }))
@@ -344,9 +343,9 @@ async fn delete_account(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    let overview = budgets::overview(&state, &caller, None).await.api(&caller)?;
+    let (_, limits) = budgets::current_limits(&state, &caller).await.api(&caller)?;
     let target = format!("user {name}");
-    let Some(limit) = overview.limits.iter().find(|l| l.level == "user" && l.target == target) else {
+    let Some(limit) = limits.iter().find(|l| l.level == "user" && l.target == target) else {
         return Err(AppError::NotFound {
             code: "BUDGET_NOT_FOUND".into(),
             message: format!("User “{name}” has no limit of their own."),
@@ -401,7 +400,7 @@ async fn spend_csv(
 }
 
 async fn list_models(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(models::overview(&state, &caller).await.api(&caller)?.deployments).into_response())
+    Ok(Json(models::list_deployments(&state, &caller).await.api(&caller)?).into_response())
 }
 
 async fn create_model(
@@ -423,8 +422,8 @@ async fn delete_model(
 }
 
 async fn list_defaults(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    let overview = models::overview(&state, &caller).await.api(&caller)?;
-    let body: Value = json!({ "defaults": overview.defaults, "fallbacks": overview.fallbacks });
+    let (defaults, fallbacks) = models::list_routing(&state, &caller).await.api(&caller)?;
+    let body: Value = json!({ "defaults": defaults, "fallbacks": fallbacks });
     Ok(Json(body).into_response())
 }
 
@@ -462,7 +461,7 @@ async fn test_route(
 }
 
 async fn list_credentials(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(models::overview(&state, &caller).await.api(&caller)?.credentials).into_response())
+    Ok(Json(models::list_credentials(&state, &caller).await.api(&caller)?).into_response())
 }
 
 async fn create_credential(
