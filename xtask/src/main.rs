@@ -19,13 +19,22 @@ use std::{
     env,
     path::{Path, PathBuf},
     process::{Command, ExitCode},
+    sync::atomic::{AtomicBool, Ordering},
 };
+
+/// Set for `test`: it builds everything once from whatever is there, so cargo's incremental
+/// caches (gigabytes per workspace crate and build mode, more than the artifacts themselves) buy
+/// nothing and are what filled CI's disk. `dev` and `build` keep them for quick rebuilds.
+static WITHOUT_INCREMENTAL: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("dev") => tasks::dev(&args[1..]),
-        Some("test") => tasks::test(&args[1..]),
+        Some("test") => {
+            WITHOUT_INCREMENTAL.store(true, Ordering::Relaxed);
+            tasks::test(&args[1..])
+        }
         Some("bench") => bench::run(&args[1..]),
         Some("build") => tasks::build(args.iter().any(|a| a == "--release")),
         Some("prepare") => tasks::prepare(),
@@ -65,10 +74,14 @@ pub fn target_dir() -> PathBuf {
     env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
-/// `cargo` as invoked by the user (so rustup's toolchain file applies).
+/// `cargo` as invoked by the user (so rustup's toolchain file applies); without incremental
+/// caches during `test` unless `CARGO_INCREMENTAL` says otherwise.
 pub fn cargo() -> Command {
     let mut cmd = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root());
+    if WITHOUT_INCREMENTAL.load(Ordering::Relaxed) && env::var_os("CARGO_INCREMENTAL").is_none() {
+        cmd.env("CARGO_INCREMENTAL", "0");
+    }
     cmd
 }
 
