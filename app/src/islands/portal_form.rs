@@ -14,7 +14,7 @@ use crate::{
     api::silo as api,
     components::form::Field,
     error::{AppError, FieldErrors},
-    model::portal::WhatIf,
+    model::{portal::WhatIf, session::RevokeSessions},
 };
 
 /// How a field is edited and sent.
@@ -456,6 +456,8 @@ pub enum RowAction {
     DeleteDeployment(String),
     /// Remove a default model.
     DeleteDefault(String),
+    /// End every sign-in session of a subject.
+    SignOutAll(String),
 }
 
 async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
@@ -470,6 +472,7 @@ async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
         RowAction::DeleteCredential(id) => api::delete_credential(id).await,
         RowAction::DeleteDeployment(id) => api::delete_deployment(id).await,
         RowAction::DeleteDefault(id) => api::delete_default_model(id).await,
+        RowAction::SignOutAll(subject) => api::revoke_silo_sessions(RevokeSessions::AllOf { subject }).await.map(drop),
     }
 }
 

@@ -438,6 +438,8 @@ pub struct EffectiveAccess {
     pub block_reasons: Vec<String>,
     /// Access when no grant applies.
     pub default_model_access: String,
+    /// The user's live sign-in sessions in this silo.
+    pub active_sessions: usize,
 }
 
 /// Checking a domain against a user's policy.

@@ -123,6 +123,8 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
         browser.page_text().contains("no model is allowed"),
         "without models her key is blocked, and the page says why"
     );
+    let sessions = browser.text(&browser.wait(".access-sessions"));
+    assert!(sessions.contains("No active sign-in sessions"), "jane never signed in: {sessions}");
 
     // Models: a bad upstream is named; then two models and a fallback.
     browser.goto(&format!("{silo}/models"));

@@ -206,3 +206,41 @@ async fn a_members_first_sign_in_adopts_them_and_mirrors_their_groups(pool: PgPo
         .unwrap();
     assert_eq!(audited, 1);
 }
+
+#[sqlx::test(migrations = false)]
+async fn suspending_a_user_ends_their_sessions_and_effective_access_counts_them(pool: PgPool) {
+    use support::{browser, send_as, session_cookie};
+    let db = support::silo_db(&pool).await;
+    for (subject, role) in [("otto", "owner"), ("mia", "member")] {
+        opencrane_silo_db::memberships::upsert(&db, "acme", subject, role, "active").await.unwrap();
+    }
+    let app = support::silo_signed_in(db.clone());
+    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let mia_laptop = browser(&session_cookie(&db, "mia", false, false).await);
+    let mia_phone = browser(&session_cookie(&db, "mia", false, false).await);
+    let user = json!({ "name": "mia", "displayName": "Mia", "email": "mia@acme.test", "subject": "mia" });
+    let created = send_as(&app, Method::POST, "/api/v1/tenants", Some(&user.to_string()), &owner).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+
+    let sessions = |app: axum::Router, owner: Vec<(&'static str, String)>| async move {
+        let access = send_as(&app, Method::GET, "/api/v1/tenants/mia/effective-access", None, &owner).await;
+        assert_eq!(access.status, StatusCode::OK, "{}", access.text);
+        access.json()["activeSessions"].clone()
+    };
+    assert_eq!(sessions(app.clone(), owner.clone()).await, json!(2));
+
+    let suspended = send_as(&app, Method::POST, "/api/v1/tenants/mia/suspend", None, &owner).await;
+    assert_eq!(suspended.status, StatusCode::OK, "{}", suspended.text);
+    for mia in [mia_laptop, mia_phone] {
+        let me = send_as(&app, Method::GET, "/api/v1/auth/me", None, &mia).await.json();
+        assert_eq!(me["authenticated"], json!(false), "a suspended user's session ended: {me}");
+    }
+    let me = send_as(&app, Method::GET, "/api/v1/auth/me", None, &owner).await.json();
+    assert_eq!(me["authenticated"], json!(true), "the admin's own session stays");
+    assert_eq!(sessions(app.clone(), owner.clone()).await, json!(0));
+    let ended: Value = sqlx::query_scalar("SELECT metadata FROM audit_log WHERE action = 'tenant.suspend'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(ended["sessionsEnded"], json!(2), "{ended}");
+}

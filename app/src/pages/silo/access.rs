@@ -1,6 +1,6 @@
 //! Silo `/access`: everything that applies to one user — every model and why, the governing
 //! policy and a domain check, every limit with the one that binds first, the route of a request
-//! naming no model — as enforcement computes it.
+//! naming no model, and their live sign-in sessions — as enforcement computes it.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -14,7 +14,10 @@ use crate::{
         layout::PageHeader,
         table::DataTable,
     },
-    islands::portal_tools::{DomainCheckTool, RouteResult},
+    islands::{
+        portal_form::{RowAction, RowActionButton},
+        portal_tools::{DomainCheckTool, RouteResult},
+    },
     model::portal::{EffectiveAccess, UserFilter},
 };
 
@@ -97,6 +100,20 @@ fn Effective(access: EffectiveAccess) -> impl IntoView {
         .into_any(),
         None => view! { <p class="muted">"No policy governs this user: nothing outside the silo is reachable."</p> }.into_any(),
     };
+    let sessions = match access.active_sessions {
+        0 => view! { <p class="muted">"No active sign-in sessions in this silo."</p> }.into_any(),
+        n => view! {
+            <p>
+                {format!("{n} active sign-in session{} in this silo ", if n == 1 { "" } else { "s" })}
+                <RowActionButton
+                    action=RowAction::SignOutAll(u.subject.clone())
+                    label="Sign out all".to_owned()
+                    done=format!("/access?user={}", u.name)
+                />
+            </p>
+        }
+        .into_any(),
+    };
     view! {
         <h2 class="access-user">{format!("{} ({}) · {}", u.display_name, u.name, u.email)}</h2>
         {blocked}
@@ -119,6 +136,11 @@ fn Effective(access: EffectiveAccess) -> impl IntoView {
             <h3>"Policy"</h3>
             {policy}
             <DomainCheckTool user=u.name.clone() />
+        </section>
+        <section class="access-sessions">
+            <h3>"Sessions"</h3>
+            {sessions}
+            <p class="muted small">"Suspending the user also ends them. " <a href="/sessions">"All sessions"</a></p>
         </section>
     }
 }

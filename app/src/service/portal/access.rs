@@ -102,6 +102,9 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
     let key = keys::desired(&subject, tenant.suspended, &snap.catalog, &limits, 0);
     let default_route = route_view(routing::resolve(&subject, None, &snap.defaults_for(&subject), &snap.catalog));
     let user = users::get(state, caller, &tenant.name).await?;
+    let sessions = opencrane_common_db::sessions::list_for(&state.pool, std::slice::from_ref(&tenant.subject))
+        .await
+        .map_err(|e| db_failure(caller, e))?;
     Ok(EffectiveAccess {
         user,
         models,
@@ -110,6 +113,7 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
         default_route,
         block_reasons: key.block_reasons,
         default_model_access: snap.settings.default_model_access.clone(),
+        active_sessions: sessions.len(),
     })
 }
 

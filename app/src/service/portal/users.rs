@@ -311,7 +311,8 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
     get(state, caller, name).await
 }
 
-/// Suspends (blocks the user's key) or resumes a user.
+/// Suspends a user (blocks their key and ends their sign-in sessions in this silo, as the
+/// reference's suspension cuts the tenant) or resumes them.
 pub async fn set_suspended(
     state: &AppState,
     caller: &Caller,
@@ -321,11 +322,18 @@ pub async fn set_suspended(
     let action = if suspended { "tenant.suspend" } else { "tenant.resume" };
     let silo = admin_write(state, caller, action, name).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    tenants::set_suspended(&mut *tx, name, suspended)
+    let row = tenants::set_suspended(&mut *tx, name, suspended)
         .await
         .map_err(|e| db_failure(caller, e))?
         .ok_or_else(|| user_not_found(name))?;
-    finish(tx, silo, caller, action, name, json!({})).await?;
+    let mut meta = json!({});
+    if suspended {
+        let ended = opencrane_common_db::sessions::delete_for_subject(&mut *tx, &row.subject, None)
+            .await
+            .map_err(|e| db_failure(caller, e))?;
+        meta = json!({ "sessionsEnded": ended.len() });
+    }
+    finish(tx, silo, caller, action, name, meta).await?;
     get(state, caller, name).await
 }
 
