@@ -9,12 +9,7 @@ use crate::support::{self, Features, browser, create_body, send, send_as, sessio
 
 #[sqlx::test(migrations = false)]
 async fn silo_admins_end_members_sessions_and_members_cannot_end_others(pool: PgPool) {
-    let db = support::silo_db(&pool).await;
-    for (subject, role) in [("otto", "owner"), ("mia", "member")] {
-        opencrane_silo_db::memberships::upsert(&db, "acme", subject, role, "active").await.unwrap();
-    }
-    let app = support::silo_signed_in(db.clone());
-    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let (db, app, owner) = support::silo_with_otto_and_mia(&pool).await;
     let mia_laptop = browser(&session_cookie(&db, "mia", false, false).await);
     let mia_phone = browser(&session_cookie(&db, "mia", false, false).await);
 
@@ -71,12 +66,7 @@ async fn silo_admins_end_members_sessions_and_members_cannot_end_others(pool: Pg
 
 #[sqlx::test(migrations = false)]
 async fn access_tokens_act_with_at_most_their_creators_role(pool: PgPool) {
-    let db = support::silo_db(&pool).await;
-    for (subject, role) in [("otto", "owner"), ("mia", "member")] {
-        opencrane_silo_db::memberships::upsert(&db, "acme", subject, role, "active").await.unwrap();
-    }
-    let app = support::silo_signed_in(db.clone());
-    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let (db, app, owner) = support::silo_with_otto_and_mia(&pool).await;
 
     let bad = send_as(
         &app,

@@ -210,12 +210,7 @@ async fn a_members_first_sign_in_adopts_them_and_mirrors_their_groups(pool: PgPo
 #[sqlx::test(migrations = false)]
 async fn suspending_a_user_ends_their_sessions_and_effective_access_counts_them(pool: PgPool) {
     use support::{browser, send_as, session_cookie};
-    let db = support::silo_db(&pool).await;
-    for (subject, role) in [("otto", "owner"), ("mia", "member")] {
-        opencrane_silo_db::memberships::upsert(&db, "acme", subject, role, "active").await.unwrap();
-    }
-    let app = support::silo_signed_in(db.clone());
-    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let (db, app, owner) = support::silo_with_otto_and_mia(&pool).await;
     let mia_laptop = browser(&session_cookie(&db, "mia", false, false).await);
     let mia_phone = browser(&session_cookie(&db, "mia", false, false).await);
     let user = json!({ "name": "mia", "displayName": "Mia", "email": "mia@acme.test", "subject": "mia" });

@@ -188,6 +188,18 @@ pub async fn session_cookie(pool: &PgPool, subject: &str, operator: bool, expire
     format!("__Host-opencrane-session={id}")
 }
 
+/// A signed-in silo for `acme` whose members are the owner `otto` and the member `mia`: its
+/// database, its router, and the owner's browser headers.
+pub async fn silo_with_otto_and_mia(pool: &PgPool) -> (PgPool, Router, Vec<(&'static str, String)>) {
+    let db = silo_db(pool).await;
+    for (subject, role) in [("otto", "owner"), ("mia", "member")] {
+        opencrane_silo_db::memberships::upsert(&db, "acme", subject, role, "active").await.unwrap();
+    }
+    let app = silo_signed_in(db.clone());
+    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    (db, app, owner)
+}
+
 /// The fleet router with sign-in "configured" (sessions are minted by [`session_cookie`]).
 pub fn fleet_signed_in(pool: PgPool) -> Router {
     let state = roles::fleet_state(options(), pool, Some("example.com".into()), true, true, true);
