@@ -86,6 +86,10 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
     assert_eq!(put.status, StatusCode::NO_CONTENT, "{}", put.text);
     let global = call(&app, Method::GET, "/api/v1/ai-budget/global", None).await.json();
     assert_eq!((global["ceilingAmount"].clone(), global["set"].clone()), (json!("100.00"), json!(true)));
+    let raised =
+        call(&app, Method::PUT, "/api/v1/ai-budget/global", Some(json!({ "currency": "USD", "ceilingAmount": 120 })))
+            .await;
+    assert_eq!(raised.status, StatusCode::NO_CONTENT, "{}", raised.text);
 
     // The reference's per-account ceilings are the users' own limits.
     let accounts = call(&app, Method::GET, "/api/v1/ai-budget/accounts", None).await.json();
@@ -138,6 +142,28 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
     assert_eq!(kept, None);
     let csv = call(&app, Method::GET, "/api/v1/ai-budget/spend.csv", None).await;
     assert!(csv.text.contains("(deleted users),12.50"), "the silo's total does not shrink: {}", csv.text);
+
+    // Changes and deletions keep what was there before in the audit log.
+    let before = |action: &'static str| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, Value>(
+                "SELECT metadata->'before' FROM audit_log WHERE action = $1 AND outcome = 'success' ORDER BY id",
+            )
+            .bind(action)
+            .fetch_all(&db)
+            .await
+            .unwrap()
+        }
+    };
+    let limits = before("budget.set").await;
+    assert_eq!(limits.first().map(|b| b.is_null()), Some(true), "a first limit replaced nothing: {limits:?}");
+    assert_eq!(limits.last().map(|b| b["amount"].clone()), Some(json!("100.00")), "{limits:?}");
+    let deleted = before("tenant.delete").await;
+    assert_eq!(
+        deleted.first().map(|b| (b["email"].clone(), b["team"].clone())),
+        Some((json!("ana@acme.test"), json!("eng")))
+    );
 }
 
 #[sqlx::test(migrations = false)]

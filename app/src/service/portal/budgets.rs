@@ -257,11 +257,19 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
         thresholds: &thresholds_db,
     };
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let before = budget_db::list(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|b| b.level == level && b.group_id == group_id && b.tenant == tenant);
     let id = budget_db::put(&mut tx, &f).await.map_err(|e| match e {
         DbError::ForeignKeyViolation { .. } => AppError::field("target", "It was deleted meanwhile."),
         other => db_failure(caller, other),
     })?;
-    let meta = json!({ "id": id, "level": level, "amount": format_amount(amount), "currency": currency, "period": period.as_str(), "thresholds": thresholds });
+    let meta = json!({
+        "id": id, "level": level, "amount": format_amount(amount), "currency": currency,
+        "period": period.as_str(), "thresholds": thresholds, "before": before.as_ref().map(audit_record),
+    });
     finish(tx, silo, caller, "budget.set", &target_label, meta).await?;
     let id = id.to_string();
     current_limits(state, caller).await?.1.into_iter().find(|l| l.id == id).ok_or_else(|| budget_not_found(&id))
@@ -276,11 +284,23 @@ pub async fn delete_limit(state: &AppState, caller: &Caller, id: &str) -> Result
     let silo = admin_write(state, caller, "budget.delete", id).await?;
     let uuid = uuid::Uuid::parse_str(id.trim()).map_err(|_| budget_not_found(id))?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !budget_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
-        return Err(budget_not_found(id));
-    }
-    finish(tx, silo, caller, "budget.delete", id, json!({})).await?;
+    let before = budget_db::list(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|b| b.id == uuid)
+        .ok_or_else(|| budget_not_found(id))?;
+    budget_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    finish(tx, silo, caller, "budget.delete", id, json!({ "before": audit_record(&before) })).await?;
     Ok(())
+}
+
+/// What the audit log keeps of a limit as it was before it was replaced or removed.
+fn audit_record(row: &budget_db::BudgetRow) -> serde_json::Value {
+    json!({
+        "level": row.level, "group": row.group_name, "user": row.tenant, "amount": format_amount(row.amount),
+        "currency": row.currency, "period": row.period, "thresholds": row.thresholds,
+    })
 }
 
 /// Changes the silo settings (time zone, currency, default model access).
@@ -303,16 +323,10 @@ pub async fn update_settings(
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let before = settings_view(settings::get(&mut *tx).await.map_err(|e| db_failure(caller, e))?);
     let row = settings::update(&mut *tx, &tz, &currency, &access).await.map_err(|e| db_failure(caller, e))?;
-    finish(
-        tx,
-        silo,
-        caller,
-        "settings.update",
-        "silo",
-        json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access }),
-    )
-    .await?;
+    let meta = json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access, "before": before });
+    finish(tx, silo, caller, "settings.update", "silo", meta).await?;
     Ok(settings_view(row))
 }
 

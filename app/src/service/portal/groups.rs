@@ -135,12 +135,11 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: GroupReque
     let uuid = parse_id(id)?;
     let v = validate(state, caller, &req).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !groups::update(&mut *tx, uuid, &v.name, &v.scope, &v.description).await.map_err(|e| write_failure(caller, e))? {
-        return Err(group_not_found(id));
-    }
+    let before = audit_record(&mut tx, caller, uuid).await?.ok_or_else(|| group_not_found(id))?;
+    groups::update(&mut *tx, uuid, &v.name, &v.scope, &v.description).await.map_err(|e| write_failure(caller, e))?;
     groups::set_members(&mut *tx, uuid, &v.members).await.map_err(|e| write_failure(caller, e))?;
-    finish(tx, silo, caller, "group.update", &v.name, json!({ "id": uuid, "scope": v.scope, "members": v.members }))
-        .await?;
+    let meta = json!({ "id": uuid, "scope": v.scope, "members": v.members, "before": before });
+    finish(tx, silo, caller, "group.update", &v.name, meta).await?;
     get(state, caller, id).await
 }
 
@@ -151,7 +150,19 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let row =
         groups::get(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    let before = audit_record(&mut tx, caller, uuid).await?;
     groups::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
-    finish(tx, silo, caller, "group.delete", &row.name, json!({ "id": uuid })).await?;
+    finish(tx, silo, caller, "group.delete", &row.name, json!({ "id": uuid, "before": before })).await?;
     Ok(())
+}
+
+/// What the audit log keeps of a group (with its members) as it was before a change or deletion.
+async fn audit_record(
+    tx: &mut sqlx::PgConnection,
+    caller: &Caller,
+    id: uuid::Uuid,
+) -> Result<Option<serde_json::Value>, AppError> {
+    let Some(row) = groups::get(&mut *tx, id).await.map_err(|e| db_failure(caller, e))? else { return Ok(None) };
+    let members = groups::members(&mut *tx, id).await.map_err(|e| db_failure(caller, e))?;
+    Ok(Some(json!({ "name": row.name, "scope": row.scope, "description": row.description, "members": members })))
 }

@@ -319,10 +319,18 @@ pub async fn delete_deployment(state: &AppState, caller: &Caller, id: &str) -> R
     let silo = admin_write(state, caller, "model.delete", id).await?;
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| model_not_found(id))?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !model_db::delete_definition(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
-        return Err(model_not_found(id));
-    }
-    finish(tx, silo, caller, "model.delete", id, json!({})).await?;
+    let before = model_db::definitions(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|d| d.id == uuid)
+        .ok_or_else(|| model_not_found(id))?;
+    model_db::delete_definition(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    let before = json!({
+        "publicName": before.public_name, "upstreamModel": before.upstream_model, "apiBase": before.api_base,
+        "credential": before.credential_name, "weight": before.weight,
+    });
+    finish(tx, silo, caller, "model.delete", id, json!({ "before": before })).await?;
     Ok(())
 }
 
@@ -359,8 +367,15 @@ pub async fn set_fallbacks(
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let before = model_db::fallbacks(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find_map(|(name, chain)| (name == public).then_some(chain))
+        .unwrap_or_default();
     model_db::set_fallbacks(&mut tx, &public, &chain).await.map_err(|e| db_failure(caller, e))?;
-    finish(tx, silo, caller, "model.fallbacks", &public, json!({ "chain": chain })).await?;
+    finish(tx, silo, caller, "model.fallbacks", &public, json!({ "chain": chain, "before": { "chain": before } }))
+        .await?;
     model_db::fallbacks(&state.pool).await.map_err(|e| db_failure(caller, e))
 }
 
@@ -407,6 +422,12 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let before = model_db::defaults(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|d| d.scope == scope && d.group_id == group.as_ref().map(|g| g.0) && d.tenant == tenant)
+        .map(|d| json!({ "model": d.model }));
     let id = model_db::put_default(&mut tx, scope, group.as_ref().map(|g| g.0), tenant.as_deref(), &model)
         .await
         .map_err(|e| db_failure(caller, e))?;
@@ -415,7 +436,8 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
         ("user", _, Some(t)) => format!("user {t}"),
         _ => "the whole silo".into(),
     };
-    finish(tx, silo, caller, "model.default", &target_label, json!({ "model": model, "scope": scope })).await?;
+    let meta = json!({ "model": model, "scope": scope, "before": before });
+    finish(tx, silo, caller, "model.default", &target_label, meta).await?;
     Ok(DefaultView { id: id.to_string(), scope: scope.to_owned(), target: target_label, model })
 }
 
@@ -425,9 +447,15 @@ pub async fn delete_default(state: &AppState, caller: &Caller, id: &str) -> Resu
     let missing = || not_found("DEFAULT_NOT_FOUND", format!("No default with id “{id}” exists in this silo."));
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| missing())?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !model_db::delete_default(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
-        return Err(missing());
-    }
-    finish(tx, silo, caller, "model.default.delete", id, json!({})).await?;
+    let before = model_db::defaults(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|d| d.id == uuid)
+        .ok_or_else(missing)?;
+    model_db::delete_default(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    let before =
+        json!({ "scope": before.scope, "group": before.group_name, "user": before.tenant, "model": before.model });
+    finish(tx, silo, caller, "model.default.delete", id, json!({ "before": before })).await?;
     Ok(())
 }

@@ -217,11 +217,13 @@ pub async fn update_policy(
     let v = validate_policy(&req, name)?;
     let f = v.fields();
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !policy_db::update(&mut *tx, name, &f).await.map_err(|e| db_failure(caller, e))? {
-        return Err(policy_not_found(name));
-    }
-    finish(tx, silo, caller, "policy.update", name, json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied }))
-        .await?;
+    let before = policy_db::get(&mut *tx, name)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .ok_or_else(|| policy_not_found(name))?;
+    policy_db::update(&mut *tx, name, &f).await.map_err(|e| db_failure(caller, e))?;
+    let meta = json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied, "before": policy_view(before) });
+    finish(tx, silo, caller, "policy.update", name, meta).await?;
     get_policy(state, caller, name).await
 }
 
@@ -241,7 +243,7 @@ pub async fn delete_policy(state: &AppState, caller: &Caller, name: &str) -> Res
         });
     }
     policy_db::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
-    finish(tx, silo, caller, "policy.delete", name, json!({})).await?;
+    finish(tx, silo, caller, "policy.delete", name, json!({ "before": policy_view(row) })).await?;
     Ok(())
 }
 
@@ -445,9 +447,13 @@ pub async fn delete_grant(state: &AppState, caller: &Caller, id: &str) -> Result
     let silo = admin_write(state, caller, "grant.delete", id).await?;
     let uuid = uuid::Uuid::parse_str(id.trim()).map_err(|_| grant_not_found(id))?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !grant_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))? {
-        return Err(grant_not_found(id));
-    }
-    finish(tx, silo, caller, "grant.delete", id, json!({})).await?;
+    let before = grant_db::list(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|g| g.id == uuid)
+        .ok_or_else(|| grant_not_found(id))?;
+    grant_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    finish(tx, silo, caller, "grant.delete", id, json!({ "before": grant_view(before) })).await?;
     Ok(())
 }

@@ -301,12 +301,17 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
     let mut v = validate(&req)?;
     let fields = v.fields();
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let before =
+        tenants::get(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
     tenants::update(&mut *tx, name, &fields)
         .await
         .map_err(|e| write_failure(caller, e))?
         .ok_or_else(|| user_not_found(name))?;
     apply_budget(&mut tx, caller, name, v.budget.take()).await?;
-    let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
+    let meta = json!({
+        "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref,
+        "before": audit_record(&before),
+    });
     finish(tx, silo, caller, "tenant.update", name, meta).await?;
     get(state, caller, name).await
 }
@@ -342,11 +347,19 @@ pub async fn set_suspended(
 pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "tenant.delete", name).await?;
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !tenants::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))? {
-        return Err(user_not_found(name));
-    }
-    finish(tx, silo, caller, "tenant.delete", name, json!({})).await?;
+    let before =
+        tenants::get(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    tenants::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
+    finish(tx, silo, caller, "tenant.delete", name, json!({ "before": audit_record(&before) })).await?;
     Ok(())
+}
+
+/// What the audit log keeps of a user as it was before a change or deletion.
+fn audit_record(row: &TenantRow) -> serde_json::Value {
+    json!({
+        "displayName": row.display_name, "email": row.email, "subject": row.subject, "team": row.team,
+        "policyRef": row.policy_ref, "cpu": row.cpu, "memory": row.memory, "suspended": row.suspended,
+    })
 }
 
 /// A group name from the identity provider's groups claim, as a silo group name (`Platform
