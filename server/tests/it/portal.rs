@@ -117,6 +117,27 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
         "her own limit binds first"
     );
     assert_eq!(limits[1]["target"], "the whole silo");
+
+    // Notices show while they hold: this period, spend still over the threshold.
+    let own = budgets::list(&db).await.unwrap().into_iter().find(|b| b.tenant.as_deref() == Some("ana")).unwrap();
+    let start: chrono::DateTime<chrono::Utc> = serde_json::from_value(limits[0]["periodStart"].clone()).unwrap();
+    for (period_start, threshold, message) in [
+        (start, 50, "now, crossed"),
+        (start, 80, "now, not crossed"),
+        (start - chrono::Duration::days(40), 50, "an earlier period"),
+    ] {
+        assert!(budgets::notify(&db, own.id, period_start, threshold, 12_500_000, message).await.unwrap());
+    }
+    let page = call(&app, Method::POST, "/api/silo/budgets/overview", Some(json!({}))).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    let shown: Vec<Value> = page.json()["notices"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|n| n["message"].clone())
+        .collect();
+    assert_eq!(shown, vec![json!("now, crossed")]);
     let csv = call(&app, Method::GET, "/api/v1/ai-budget/spend.csv", None).await;
     assert!(csv.headers[header::CONTENT_TYPE].to_str().unwrap_or_default().starts_with("text/csv"));
     assert!(csv.text.starts_with("kind,name,amount,currency,period_start,period_end\n"), "{}", csv.text);

@@ -134,6 +134,16 @@ pub async fn current_limits(state: &AppState, caller: &Caller) -> Result<(SiloSe
     Ok((settings_view(snap.settings), limits))
 }
 
+/// Whether a threshold notice still describes the present: its limit's period is the current one
+/// and spend is still at or over the threshold (a raised limit or a new period clears it without
+/// anyone dismissing it).
+fn still_holds(notice: &budget_db::NoticeRow, limits: &[LimitView]) -> bool {
+    let id = notice.budget_id.to_string();
+    limits.iter().any(|l| {
+        l.id == id && l.period_start == notice.period_start && i64::from(l.used_percent) >= i64::from(notice.threshold)
+    })
+}
+
 /// The budgets page.
 pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>) -> Result<BudgetOverview, AppError> {
     admin_read(state, caller)?;
@@ -144,6 +154,7 @@ pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>)
         .await
         .map_err(db)?
         .into_iter()
+        .filter(|n| still_holds(n, &limits))
         .map(|n| NoticeView { id: n.id, message: n.message, threshold: n.threshold, created_at: n.created_at })
         .collect();
     let groups = groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
