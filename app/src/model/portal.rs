@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::cluster_tenant::url_encode;
+
 /// A money amount as typed (`12.50`), also accepted as a JSON number by the REST API.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
@@ -131,14 +133,41 @@ pub struct UserFilter {
     /// Suspended or not.
     #[serde(default)]
     pub suspended: Option<bool>,
+    /// The 1-based page of [`USERS_PER_PAGE`] users; `None` lists all of them (the REST API and
+    /// pickers).
+    #[serde(default)]
+    pub page: Option<i64>,
+}
+
+/// Users per page of `/users`.
+pub const USERS_PER_PAGE: i64 = 50;
+
+impl UserFilter {
+    /// The `/users` link to page `page` with these filters.
+    pub fn href(&self, page: i64) -> String {
+        let text = [("q", &self.q), ("team", &self.team), ("phase", &self.phase)];
+        let mut query: Vec<String> = text
+            .into_iter()
+            .filter_map(|(k, v)| v.as_deref().filter(|v| !v.is_empty()).map(|v| format!("{k}={}", url_encode(v))))
+            .collect();
+        if let Some(s) = self.suspended {
+            query.push(format!("suspended={s}"));
+        }
+        if page > 1 {
+            query.push(format!("page={page}"));
+        }
+        if query.is_empty() { "/users".into() } else { format!("/users?{}", query.join("&")) }
+    }
 }
 
 /// The users page: the filtered list plus what the filters offer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserList {
-    /// Matching users.
+    /// Matching users (one page of them when a page was asked for).
     pub users: Vec<UserView>,
+    /// How many users match in all.
+    pub total: i64,
     /// Teams in use.
     pub teams: Vec<String>,
     /// Policy names, for the form.
@@ -719,4 +748,22 @@ pub struct RouteTestRequest {
     /// Requested public name (none: the defaults decide).
     #[serde(default)]
     pub model: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UserFilter;
+
+    #[test]
+    fn user_page_links_keep_the_filters_and_encode_them() {
+        let filter = UserFilter {
+            q: Some("a&b c".into()),
+            team: Some(String::new()),
+            suspended: Some(false),
+            ..UserFilter::default()
+        };
+        assert_eq!(filter.href(3), "/users?q=a%26b%20c&suspended=false&page=3");
+        assert_eq!(filter.href(1), "/users?q=a%26b%20c&suspended=false", "page 1 is the plain list");
+        assert_eq!(UserFilter::default().href(1), "/users");
+    }
 }

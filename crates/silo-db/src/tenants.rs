@@ -65,12 +65,22 @@ pub struct TenantFilter<'a> {
     pub suspended: Option<bool>,
     /// Exact phase (`none` matches users without one).
     pub phase: Option<&'a str>,
+    /// At most this many rows (`None`: all of them).
+    pub limit: Option<i64>,
+    /// Rows to skip first.
+    pub offset: i64,
+}
+
+impl TenantFilter<'_> {
+    /// The search as a literal ILIKE pattern (`%` and `_` in it match themselves).
+    fn pattern(&self) -> Option<String> {
+        self.search.map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")))
+    }
 }
 
 /// Users matching `filter`, by name.
 pub async fn list(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result<Vec<TenantRow>> {
-    let pattern =
-        filter.search.map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+    let pattern = filter.pattern();
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         TenantRow,
@@ -81,14 +91,43 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result<
              AND ($2::text IS NULL OR team = $2)
              AND ($3::boolean IS NULL OR suspended = $3)
              AND ($4::text IS NULL OR coalesce(phase, 'none') = $4)
-           ORDER BY name"#,
+           ORDER BY name
+           LIMIT $5 OFFSET $6"#,
         pattern,
         filter.team,
         filter.suspended,
         filter.phase,
+        filter.limit,
+        filter.offset,
     )
     .fetch_all(db)
     .await?)
+}
+
+/// How many users match `filter` (its limit and offset aside).
+pub async fn count(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result<i64> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM tenants
+           WHERE ($1::text IS NULL OR name ILIKE $1 OR display_name ILIKE $1 OR email ILIKE $1)
+             AND ($2::text IS NULL OR team = $2)
+             AND ($3::boolean IS NULL OR suspended = $3)
+             AND ($4::text IS NULL OR coalesce(phase, 'none') = $4)"#,
+        filter.pattern(),
+        filter.team,
+        filter.suspended,
+        filter.phase,
+    )
+    .fetch_one(db)
+    .await?)
+}
+
+/// The teams users are in, sorted.
+pub async fn teams(db: impl PgExecutor<'_>) -> Result<Vec<String>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(r#"SELECT DISTINCT team AS "team!" FROM tenants WHERE team IS NOT NULL ORDER BY 1"#)
+        .fetch_all(db)
+        .await?)
 }
 
 /// One user.

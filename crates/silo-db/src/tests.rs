@@ -104,6 +104,13 @@ mod portal {
         assert_eq!(all.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["ana", "bob"]);
         let eng = tenants::list(&pool, &TenantFilter { team: Some("eng"), ..TenantFilter::default() }).await.unwrap();
         assert_eq!(eng.len(), 1);
+        assert_eq!(tenants::teams(&pool).await.unwrap(), ["eng", "sales"]);
+        let second = TenantFilter { limit: Some(1), offset: 1, ..TenantFilter::default() };
+        let page = tenants::list(&pool, &second).await.unwrap();
+        assert_eq!(page.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["bob"], "one page, in name order");
+        assert_eq!(tenants::count(&pool, &second).await.unwrap(), 2, "the count ignores the page");
+        let eng = TenantFilter { team: Some("eng"), ..TenantFilter::default() };
+        assert_eq!(tenants::count(&pool, &eng).await.unwrap(), 1);
         let search =
             tenants::list(&pool, &TenantFilter { search: Some("BOB@"), ..TenantFilter::default() }).await.unwrap();
         assert_eq!(search[0].name, "bob");

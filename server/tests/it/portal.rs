@@ -41,6 +41,10 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
         call(&app, Method::GET, "/api/v1/tenants?q=nobody", None).await.json().as_array().map(Vec::len),
         Some(0)
     );
+    let paged = call(&app, Method::GET, "/api/v1/tenants?page=2", None).await;
+    assert_eq!((paged.json(), paged.headers["x-total-count"].to_str().ok()), (json!([]), Some("1")), "{}", paged.text);
+    let bad_page = call(&app, Method::GET, "/api/v1/tenants?page=0", None).await;
+    assert!(bad_page.json()["fields"]["page"].is_string(), "{}", bad_page.text);
     let missing = call(&app, Method::GET, "/api/v1/tenants/nobody", None).await;
     assert_eq!((missing.status, missing.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("TENANT_NOT_FOUND")));
 

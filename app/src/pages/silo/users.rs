@@ -11,10 +11,10 @@ use crate::{
     components::{
         feedback::{Badge, ErrorView},
         layout::PageHeader,
-        table::{DataTable, EmptyState},
+        table::{DataTable, EmptyState, Pagination},
     },
     islands::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
-    model::portal::{UserFilter, UserView},
+    model::portal::{USERS_PER_PAGE, UserFilter, UserView},
 };
 
 /// The user form's fields, filled from `user` when editing.
@@ -83,6 +83,7 @@ pub fn UsersPage() -> impl IntoView {
             "false" => Some(false),
             _ => None,
         }),
+        page: Some(q.get("page").and_then(|p| p.parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1)),
     });
     view! {
         <Title text="Users" />
@@ -103,6 +104,7 @@ pub fn UsersPage() -> impl IntoView {
                                 </details>
                                 <UserFilters filter=filter.clone() teams=teams />
                                 <UserTable users=list.users />
+                                <Pagination page=filter.page.unwrap_or(1) per_page=USERS_PER_PAGE total=list.total href=move |p| filter.href(p) />
                             }
                             .into_any()
                         }

@@ -17,7 +17,7 @@ use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
     model::{
-        portal::{KeyStatus, Resources, UserFilter, UserList, UserRequest, UserView},
+        portal::{KeyStatus, Resources, USERS_PER_PAGE, UserFilter, UserList, UserRequest, UserView},
         rules,
     },
     service::{db_failure, record, sql_failure},
@@ -96,22 +96,27 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
     let db = |e| db_failure(caller, e);
     let trimmed = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
     let (q, team, phase) = (trimmed(&filter.q), trimmed(&filter.team), trimmed(&filter.phase));
+    let page = filter.page.map(|p| p.max(1));
     let f = TenantFilter {
         search: q.as_deref(),
         team: team.as_deref(),
         suspended: filter.suspended,
         phase: phase.as_deref(),
+        limit: page.map(|_| USERS_PER_PAGE),
+        offset: page.map_or(0, |p| (p - 1).saturating_mul(USERS_PER_PAGE)),
     };
     let rows = tenants::list(&state.pool, &f).await.map_err(db)?;
-    let all = tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?;
-    let mut teams: Vec<String> = all.iter().filter_map(|t| t.team.clone()).collect();
-    teams.sort();
-    teams.dedup();
+    let total = match page {
+        None => i64::try_from(rows.len()).unwrap_or(i64::MAX),
+        Some(_) => tenants::count(&state.pool, &f).await.map_err(db)?,
+    };
+    let teams = tenants::teams(&state.pool).await.map_err(db)?;
     let policies =
         opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
     let extras = extras(state, caller).await?;
     Ok(UserList {
         users: rows.into_iter().map(|r| view(r, &extras)).collect(),
+        total,
         teams,
         policies,
         enforcement: sync_view(state, caller).await?,

@@ -66,7 +66,8 @@ fn no_content() -> Response {
     StatusCode::NO_CONTENT.into_response()
 }
 
-/// `GET /tenants?q=&team=&phase=&suspended=`.
+/// `GET /tenants?q=&team=&phase=&suspended=&page=`: all matching users, or one page of 50 with
+/// the whole count in `X-Total-Count`.
 async fn list_tenants(
     State(state): State<AppState>,
     caller: Caller,
@@ -78,13 +79,26 @@ async fn list_tenants(
         Some("false") => Some(false),
         Some(_) => return Err(AppError::field("suspended", "Use true or false.")).api(&caller),
     };
+    let page = match params.get("page").map(String::as_str) {
+        None | Some("") => None,
+        Some(p) => match p.parse::<i64>() {
+            Ok(p) if p >= 1 => Some(p),
+            _ => return Err(AppError::field("page", "Use a page number from 1.")).api(&caller),
+        },
+    };
     let filter = UserFilter {
         q: params.get("q").cloned(),
         team: params.get("team").cloned(),
         phase: params.get("phase").cloned(),
         suspended,
+        page,
     };
-    Ok(Json(users::list(&state, &caller, filter).await.api(&caller)?.users).into_response())
+    let list = users::list(&state, &caller, filter).await.api(&caller)?;
+    let mut response = Json(list.users).into_response();
+    if page.is_some() {
+        response.headers_mut().insert("x-total-count", list.total.into());
+    }
+    Ok(response)
 }
 
 /// `POST /tenants` → 201 `{name, status: "created", …user}`.
