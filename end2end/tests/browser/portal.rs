@@ -123,6 +123,7 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
         browser.page_text().contains("no model is allowed"),
         "without models her key is blocked, and the page says why"
     );
+    assert!(browser.text(&browser.wait(".no-models")).contains("No models are defined"), "an empty table says why");
     let sessions = browser.text(&browser.wait(".access-sessions"));
     assert!(sessions.contains("No active sign-in sessions"), "jane never signed in: {sessions}");
 

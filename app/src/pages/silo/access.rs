@@ -67,6 +67,7 @@ pub fn AccessPage() -> impl IntoView {
 #[component]
 fn Effective(access: EffectiveAccess) -> impl IntoView {
     let u = access.user.clone();
+    let no_models = access.models.is_empty();
     let models = access
         .models
         .into_iter()
@@ -120,7 +121,11 @@ fn Effective(access: EffectiveAccess) -> impl IntoView {
         <section>
             <h3>"Models"</h3>
             <p class="muted">{format!("Without a grant a model is {}ed.", access.default_model_access)}</p>
-            <DataTable headers=&["Model", "Access", "Why", "Also applied (lost)"]>{models}</DataTable>
+            {if no_models {
+                view! { <p class="no-models">"No models are defined in this silo yet. " <a href="/models">"Define one"</a></p> }.into_any()
+            } else {
+                view! { <DataTable headers=&["Model", "Access", "Why", "Also applied (lost)"]>{models}</DataTable> }.into_any()
+            }}
         </section>
         <section class="effective-limits">
             <h3>"Limits"</h3>

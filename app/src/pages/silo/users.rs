@@ -160,7 +160,7 @@ fn UserTable(users: Vec<UserView>) -> impl IntoView {
             let suspend_label = if u.suspended { "Resume" } else { "Suspend" };
             view! {
                 <tr>
-                    <td><a href=format!("/users/{}", u.name)>{u.name.clone()}</a></td>
+                    <td class="nowrap"><a href=format!("/users/{}", u.name)>{u.name.clone()}</a></td>
                     <td>{u.display_name.clone()}</td>
                     <td>{u.email.clone()}</td>
                     <td>{u.team.clone().unwrap_or_default()}</td>

@@ -334,7 +334,14 @@ fn silo_operations() -> Vec<Operation> {
     let array = || json!({ "type": "array", "items": { "type": "object" } });
     let empty = || json!({});
     vec![
-        op("get", "/tenants", "Users (?q=&team=&phase=&suspended=; &page=N: 50 per page, count in X-Total-Count)", None, 200, array()),
+        op(
+            "get",
+            "/tenants",
+            "Users (?q=&team=&phase=&suspended=; &page=N: 50 per page, count in X-Total-Count)",
+            None,
+            200,
+            array(),
+        ),
         op("post", "/tenants", "Create a user → {name, status: \"created\", …}", Some("UserRequest"), 201, object()),
         op("get", "/tenants/{name}", "One user", None, 200, object()),
         op("put", "/tenants/{name}", "Change a user", Some("UserRequest"), 200, object()),
