@@ -85,3 +85,42 @@ async fn silo_pages_show_the_silo(pool: PgPool) {
     let fleet_page = send(&silo, Method::GET, "/cluster-tenants", None, false).await;
     assert_eq!(fleet_page.status, StatusCode::NOT_FOUND, "fleet pages do not exist on a silo");
 }
+
+#[sqlx::test(migrations = false)]
+async fn big_silos_page_their_users_and_cap_their_spend_tables(pool: PgPool) {
+    use opencrane_silo_db::{budgets, tenants};
+    let silo_db = support::silo_db(&pool).await;
+    let now = chrono::Utc::now();
+    for i in 0..55 {
+        let (name, email, subject) = (format!("user-{i:02}"), format!("u{i}@acme.test"), format!("s-{i}"));
+        let fields = tenants::TenantFields {
+            display_name: &name,
+            email: &email,
+            subject: &subject,
+            team: None,
+            policy_ref: None,
+            cpu: None,
+            memory: None,
+        };
+        tenants::insert(&silo_db, &name, &fields, "admin").await.unwrap();
+        let spend = budgets::SpendEvent {
+            request_id: format!("r-{i}"),
+            tenant: Some(name),
+            model: "fast".into(),
+            amount: 1_000_000,
+            occurred_at: now,
+        };
+        budgets::record_spend(&silo_db, &[spend]).await.unwrap();
+    }
+    let silo = support::silo(silo_db, true);
+
+    let first = send(&silo, Method::GET, "/users", None, false).await;
+    assert!(first.text.contains("1–50 of 55"), "the count of all matches");
+    assert!(first.text.contains(">user-49<") && !first.text.contains(">user-50<"), "fifty to a page");
+    let second = send(&silo, Method::GET, "/users?page=2", None, false).await;
+    assert!(second.text.contains("51–55 of 55") && second.text.contains(">user-54<"));
+
+    let budgets = send(&silo, Method::GET, "/budgets", None, false).await;
+    assert_eq!(budgets.status, StatusCode::OK);
+    assert!(budgets.text.contains("and 35 more in the CSV"), "twenty spenders on the page, the rest in the CSV");
+}

@@ -67,6 +67,9 @@ fn settings_fields(o: &BudgetOverview) -> Vec<FormField> {
     ]
 }
 
+/// Rows per spend table; the rest are in the CSV.
+const SPEND_ROWS: usize = 20;
+
 /// `/budgets?period=`.
 #[component]
 pub fn BudgetsPage() -> impl IntoView {
@@ -102,11 +105,20 @@ fn Budgets(o: BudgetOverview) -> impl IntoView {
         })
         .collect_view();
     let spend = o.spend.clone();
+    // The biggest spenders on the page; everything in the CSV, so a silo of thousands of users
+    // does not render thousands of rows here.
     let table = |rows: Vec<(String, String)>| {
         if rows.is_empty() {
             return view! { <tr><td class="muted" colspan="2">"No spend this period."</td></tr> }.into_any();
         }
-        rows.into_iter().map(|(k, v)| view! { <tr><td>{k}</td><td class="num">{v}</td></tr> }).collect_view().into_any()
+        let more = rows.len().saturating_sub(SPEND_ROWS);
+        let top =
+            rows.into_iter().take(SPEND_ROWS).map(|(k, v)| view! { <tr><td>{k}</td><td class="num">{v}</td></tr> });
+        view! {
+            {top.collect_view()}
+            {(more > 0).then(|| view! { <tr class="more"><td class="muted" colspan="2">{format!("and {more} more in the CSV")}</td></tr> })}
+        }
+        .into_any()
     };
     let periods = ["day", "week", "month"].map(|p| {
         let current = p == spend.period;
