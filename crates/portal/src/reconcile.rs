@@ -363,7 +363,7 @@ impl Reconciler {
     }
 
     async fn ingest_spend(&self, now: DateTime<Utc>, report: &mut PassReport) -> Result<(), ReconcileError> {
-        let keys = key_db::keys(&self.pool).await?;
+        let keys = key_db::keys(&self.pool, None).await?;
         if keys.is_empty() {
             return Ok(());
         }
@@ -397,7 +397,7 @@ impl Reconciler {
         ledger: &crate::snapshot::Ledger,
         report: &mut PassReport,
     ) -> Result<(), ReconcileError> {
-        let records = key_db::keys(&self.pool).await?;
+        let records = key_db::keys(&self.pool, None).await?;
         for tenant in &snapshot.tenants {
             let subject = snapshot.subject(tenant);
             let limits = snapshot.limits_for(&subject, ledger)?;

@@ -113,7 +113,7 @@ impl Snapshot {
         let time_zone = time_zone(&settings.time_zone).map_err(SnapshotError::TimeZone)?;
         let tenants = tenants::list(pool, &TenantFilter::default()).await?;
         let mut memberships: BTreeMap<String, Vec<Membership>> = BTreeMap::new();
-        for m in groups::all_memberships(pool).await? {
+        for m in groups::memberships(pool, None).await? {
             memberships
                 .entry(m.tenant)
                 .or_default()

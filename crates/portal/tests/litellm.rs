@@ -257,7 +257,7 @@ async fn drift_is_reported_and_repaired(pool: PgPool) {
     assert!(w.fake.key("opencrane.acme.ghost").is_none(), "a portal-named key of no user is removed");
     assert!(w.fake.key("someone-elses-key").is_some(), "keys the portal does not own are left alone");
     assert!(w.fake.key("opencrane.acme-x.ana").is_some(), "…and so are another silo's, in a shared LiteLLM");
-    let record = key_db::keys(&w.pool).await.unwrap().into_iter().find(|k| k.tenant == "bob").unwrap();
+    let record = key_db::keys(&w.pool, None).await.unwrap().into_iter().find(|k| k.tenant == "bob").unwrap();
     assert!(record.drift.unwrap().contains("models changed"));
 
     // A key deleted in LiteLLM is issued again with only what is left of the period's budget;

@@ -124,14 +124,17 @@ pub async fn set_members(db: impl PgExecutor<'_>, id: Uuid, tenants: &[String]) 
     Ok(())
 }
 
-/// Every membership (for evaluating many users at once).
-pub async fn all_memberships(db: impl PgExecutor<'_>) -> Result<Vec<MembershipRow>> {
+/// The memberships of the users named in `only`, or of everyone (for evaluating many users at
+/// once).
+pub async fn memberships(db: impl PgExecutor<'_>, only: Option<&[String]>) -> Result<Vec<MembershipRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         MembershipRow,
         r#"SELECT m.group_id, g.name AS group_name, m.tenant
            FROM group_members m JOIN groups g ON g.id = m.group_id
-           ORDER BY m.tenant, g.name"#
+           WHERE $1::text[] IS NULL OR m.tenant = ANY($1)
+           ORDER BY m.tenant, g.name"#,
+        only,
     )
     .fetch_all(db)
     .await?)

@@ -31,15 +31,16 @@ pub struct KeyRow {
     pub synced_at: Option<DateTime<Utc>>,
 }
 
-/// Every key record.
-pub async fn keys(db: impl PgExecutor<'_>) -> Result<Vec<KeyRow>> {
+/// The key records of the users named in `only`, or every one.
+pub async fn keys(db: impl PgExecutor<'_>, only: Option<&[String]>) -> Result<Vec<KeyRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         KeyRow,
         r#"SELECT tenant, key_alias, token_id, period_start,
                   (spend_before_period * 1000000)::bigint AS "spend_before_period!", applied,
                   (observed_spend * 1000000)::bigint AS "observed_spend!", drift, synced_at
-           FROM litellm_keys ORDER BY tenant"#
+           FROM litellm_keys WHERE $1::text[] IS NULL OR tenant = ANY($1) ORDER BY tenant"#,
+        only,
     )
     .fetch_all(db)
     .await?)

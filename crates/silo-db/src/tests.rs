@@ -165,8 +165,11 @@ mod portal {
         let mine: Vec<_> =
             groups::memberships_of(&pool, "ana").await.unwrap().into_iter().map(|m| m.group_name).collect();
         assert_eq!(mine, ["ops"]);
-        let all = groups::all_memberships(&pool).await.unwrap();
+        let all = groups::memberships(&pool, None).await.unwrap();
         assert_eq!(all.len(), 2);
+        let only_ana = groups::memberships(&pool, Some(&["ana".to_owned()])).await.unwrap();
+        assert_eq!(only_ana.iter().map(|m| m.group_name.as_str()).collect::<Vec<_>>(), ["ops"]);
+        assert!(groups::memberships(&pool, Some(&[])).await.unwrap().is_empty(), "nobody named, nothing read");
         assert_eq!(groups::list(&pool).await.unwrap().len(), 4);
         assert!(groups::delete(&pool, eng).await.unwrap());
         assert!(groups::get(&pool, eng).await.unwrap().is_none());
@@ -377,17 +380,19 @@ mod portal {
         )
         .await
         .unwrap();
-        let k = &litellm::keys(&pool).await.unwrap()[0];
+        let k = &litellm::keys(&pool, None).await.unwrap()[0];
         assert_eq!(
             (k.observed_spend, k.spend_before_period, k.drift.as_deref()),
             (1_500_000, 1_000_000, Some("models differed"))
         );
         litellm::insert_key(&pool, "ana", "opencrane-ana", "tok-2", &sealed).await.unwrap();
-        let k = &litellm::keys(&pool).await.unwrap()[0];
+        let k = &litellm::keys(&pool, None).await.unwrap()[0];
         assert_eq!((k.token_id.as_str(), k.period_start), ("tok-2", None), "a regenerated key starts afresh");
+        assert_eq!(litellm::keys(&pool, Some(&["ana".to_owned()])).await.unwrap().len(), 1);
+        assert!(litellm::keys(&pool, Some(&["bob".to_owned()])).await.unwrap().is_empty());
         assert_eq!(litellm::key_secret(&pool, "ana").await.unwrap().unwrap().ciphertext, [7]);
         tenants::delete(&pool, "ana").await.unwrap();
-        assert!(litellm::keys(&pool).await.unwrap().is_empty());
+        assert!(litellm::keys(&pool, None).await.unwrap().is_empty());
         assert!(!litellm::delete_key(&pool, "ana").await.unwrap());
 
         assert!(!litellm::sync_state(&pool).await.unwrap().ok);

@@ -44,7 +44,7 @@ async fn spend(state: &AppState, caller: &Caller, period: Period) -> Result<Spen
         by_tenant.iter().map(|(t, s)| (t.clone().unwrap_or_else(|| "(deleted users)".into()), *s)).collect();
     by_user.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut by_group: BTreeMap<String, Micros> = BTreeMap::new();
-    for m in groups::all_memberships(&state.pool).await.map_err(db)? {
+    for m in groups::memberships(&state.pool, None).await.map_err(db)? {
         let spent = by_tenant.iter().find(|(t, _)| t.as_deref() == Some(m.tenant.as_str())).map_or(0, |(_, s)| *s);
         *by_group.entry(m.group_name).or_default() += spent;
     }

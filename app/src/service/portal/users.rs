@@ -36,10 +36,11 @@ struct Extras {
     drift: BTreeMap<String, String>,
 }
 
-async fn extras(state: &AppState, caller: &Caller) -> Result<Extras, AppError> {
+/// The extras of the users named `only` (those on the page).
+async fn extras(state: &AppState, caller: &Caller, only: &[String]) -> Result<Extras, AppError> {
     let db = |e| db_failure(caller, e);
     let mut groups_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for m in groups::all_memberships(&state.pool).await.map_err(db)? {
+    for m in groups::memberships(&state.pool, Some(only)).await.map_err(db)? {
         groups_of.entry(m.tenant).or_default().push(m.group_name);
     }
     let limits = budgets::list(&state.pool)
@@ -51,7 +52,7 @@ async fn extras(state: &AppState, caller: &Caller) -> Result<Extras, AppError> {
             Some((b.tenant?, format!("{} {} {per}", format_amount(b.amount), b.currency)))
         })
         .collect();
-    let keys = key_db::keys(&state.pool)
+    let keys = key_db::keys(&state.pool, Some(only))
         .await
         .map_err(db)?
         .into_iter()
@@ -113,7 +114,8 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
     let teams = tenants::teams(&state.pool).await.map_err(db)?;
     let policies =
         opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
-    let extras = extras(state, caller).await?;
+    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+    let extras = extras(state, caller, &names).await?;
     Ok(UserList {
         users: rows.into_iter().map(|r| view(r, &extras)).collect(),
         total,
@@ -130,7 +132,8 @@ pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserVi
         .await
         .map_err(|e| db_failure(caller, e))?
         .ok_or_else(|| user_not_found(name))?;
-    Ok(view(row, &extras(state, caller).await?))
+    let extras = extras(state, caller, std::slice::from_ref(&row.name)).await?;
+    Ok(view(row, &extras))
 }
 
 /// A validated request.
