@@ -161,6 +161,9 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
     for action in ["tenant.create", "group.create", "model.create", "budget.set"] {
         assert!(actions.iter().any(|a| a == action), "{action} in {actions:?}");
     }
+    let raise = json!({ "displayName": "Ana", "email": "ana@acme.test", "subject": "s-ana", "team": "eng", "monthlyBudgetUsd": 30 });
+    let changed = call(&app, Method::PUT, "/api/v1/tenants/ana", Some(raise)).await;
+    assert_eq!(changed.json()["ownLimit"], "30.00 USD per month", "{}", changed.text);
     assert_eq!(call(&app, Method::DELETE, "/api/v1/tenants/ana", None).await.status, StatusCode::NO_CONTENT);
     let kept: Option<String> =
         sqlx::query_scalar("SELECT tenant FROM spend_events WHERE request_id = 'r-1'").fetch_one(&db).await.unwrap();
@@ -184,6 +187,8 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
     let limits = before("budget.set").await;
     assert_eq!(limits.first().map(|b| b.is_null()), Some(true), "a first limit replaced nothing: {limits:?}");
     assert_eq!(limits.last().map(|b| b["amount"].clone()), Some(json!("100.00")), "{limits:?}");
+    let updated = before("tenant.update").await;
+    assert_eq!(updated.first().map(|b| b["monthlyBudget"].clone()), Some(json!("25.00")), "{updated:?}");
     let deleted = before("tenant.delete").await;
     assert_eq!(
         deleted.first().map(|b| (b["email"].clone(), b["team"].clone())),

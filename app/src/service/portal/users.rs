@@ -311,15 +311,26 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
     let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
     let before =
         tenants::get(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    let mut before = audit_record(&before);
+    let own_limit = budgets::list(&mut *tx)
+        .await
+        .map_err(|e| db_failure(caller, e))?
+        .into_iter()
+        .find(|b| b.tenant.as_deref() == Some(name))
+        .map(|b| format_amount(b.amount));
+    before["monthlyBudget"] = json!(own_limit);
     tenants::update(&mut *tx, name, &fields)
         .await
         .map_err(|e| write_failure(caller, e))?
         .ok_or_else(|| user_not_found(name))?;
-    apply_budget(&mut tx, caller, name, v.budget.take()).await?;
-    let meta = json!({
-        "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref,
-        "before": audit_record(&before),
+    let budget = v.budget.take();
+    apply_budget(&mut tx, caller, name, budget).await?;
+    let mut meta = json!({
+        "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref, "before": before,
     });
+    if let Some(limit) = budget {
+        meta["monthlyBudget"] = json!(limit.map(format_amount));
+    }
     finish(tx, silo, caller, "tenant.update", name, meta).await?;
     get(state, caller, name).await
 }
