@@ -8,6 +8,8 @@ pub mod cluster_tenant;
 pub mod portal;
 pub mod principal;
 pub mod provisioning;
-pub mod rules;
 pub mod session;
 pub mod silo;
+
+/// The field rules, defined once in the vocabulary crate.
+pub use opencrane_types::rules;

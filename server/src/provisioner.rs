@@ -417,15 +417,15 @@ fn refusal(error: &app::error::AppError) -> String {
 
 #[async_trait::async_trait]
 impl Registry for ServiceRegistry {
-    async fn adopt(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), String> {
+    async fn adopt(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), opencrane_provision::Error> {
         let created =
             app::service::cluster_tenants::create(&self.state, &Self::caller(), create_request(name, spec)).await;
         created
             .map(|_| tracing::info!(cluster_tenant = name, "adopted a ClusterTenant resource created out of band"))
-            .map_err(|e| refusal(&e))
+            .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
     }
 
-    async fn edit(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), String> {
+    async fn edit(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), opencrane_provision::Error> {
         let request = create_request(name, spec);
         let update = app::model::cluster_tenant::ClusterTenantUpdateRequest {
             display_name: Some(request.display_name),
@@ -447,13 +447,13 @@ impl Registry for ServiceRegistry {
         app::service::cluster_tenants::update(&self.state, &Self::caller(), name, update)
             .await
             .map(|_| ())
-            .map_err(|e| refusal(&e))
+            .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
     }
 
-    async fn delete(&self, name: &str) -> Result<(), String> {
+    async fn delete(&self, name: &str) -> Result<(), opencrane_provision::Error> {
         app::service::cluster_tenants::delete(&self.state, &Self::caller(), name, None)
             .await
             .map(|_| ())
-            .map_err(|e| refusal(&e))
+            .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
     }
 }

@@ -109,7 +109,7 @@ pub async fn read_own_resource(
         .await
         .map_err(|e| anyhow::anyhow!("reading ClusterTenant {cluster_tenant}: {e}"))?;
     let phase =
-        resource.status.as_ref().and_then(|s| s.phase).map_or("pending", opencrane_provision::resource::stored_phase);
+        resource.status.as_ref().and_then(|s| s.phase).map_or("pending", opencrane_crd::cluster_tenant::Phase::as_str);
     let learnt = Learnt {
         display_name: resource.spec.display_name,
         phase: phase.to_owned(),

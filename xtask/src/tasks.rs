@@ -27,6 +27,7 @@ const NATIVE: &[&str] = &[
     "opencrane-portal",
     "opencrane-fleet-db",
     "opencrane-silo-db",
+    "opencrane-types",
     "opencrane-localpg",
     "opencrane-e2e",
     "xtask",

@@ -165,7 +165,7 @@ pub fn ClusterTenantEditor(
     let tier_options = IsolationTier::ALL
         .into_iter()
         .map(|tier| {
-            let available = tier.is_available(&validation.read_value());
+            let available = tier.is_available(validation.read_value().dedicated_cluster_available);
             let label = if available { tier.label().to_owned() } else { format!("{} (needs an external provisioner)", tier.label()) };
             view! {
                 <option value=tier.as_str() disabled=!available selected=move || form.with(|f| f.isolation_tier == tier.as_str())>

@@ -8,169 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rules;
 use crate::error::FieldErrors;
+use opencrane_types::rules;
 
-/// How strongly a customer is separated from others.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum IsolationTier {
-    /// Shared nodes, own namespace and database.
-    Shared,
-    /// Own node pool in the shared cluster.
-    DedicatedNodes,
-    /// Own cluster; needs an external provisioner.
-    DedicatedCluster,
-}
-
-impl IsolationTier {
-    /// Every tier, in the order the form offers them.
-    pub const ALL: [Self; 3] = [Self::Shared, Self::DedicatedNodes, Self::DedicatedCluster];
-
-    /// The stored and wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Shared => "shared",
-            Self::DedicatedNodes => "dedicatedNodes",
-            Self::DedicatedCluster => "dedicatedCluster",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-
-    /// The label people see.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Shared => "Shared",
-            Self::DedicatedNodes => "Dedicated nodes",
-            Self::DedicatedCluster => "Dedicated cluster",
-        }
-    }
-
-    /// Whether this installation can provision the tier. The built-in provisioner serves
-    /// `shared` and `dedicatedNodes`; `dedicatedCluster` needs an external one, which this
-    /// release does not call, so it is refused up front instead of failing later.
-    pub fn is_available(self, ctx: &ValidationContext) -> bool {
-        match self {
-            Self::Shared | Self::DedicatedNodes => true,
-            Self::DedicatedCluster => ctx.dedicated_cluster_available,
-        }
-    }
-}
-
-/// Where a customer's workloads run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ComputeMode {
-    /// On the shared node pool.
-    Shared,
-    /// On a named node pool of its own.
-    Dedicated,
-}
-
-impl ComputeMode {
-    /// The stored and wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Shared => "shared",
-            Self::Dedicated => "dedicated",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Shared, Self::Dedicated].into_iter().find(|m| m.as_str() == s)
-    }
-}
-
-/// What happens to a silo's database when its ClusterTenant is deleted (the CRD's spelling).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TerminationPolicy {
-    /// Keep the database and its volumes (they can be re-attached).
-    #[default]
-    Retain,
-    /// Delete the database and its volumes with the silo.
-    Delete,
-}
-
-impl TerminationPolicy {
-    /// The stored and wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Retain => "Retain",
-            Self::Delete => "Delete",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Retain, Self::Delete].into_iter().find(|p| p.as_str() == s)
-    }
-
-    /// What the form offers.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Retain => "Keep the database (Retain)",
-            Self::Delete => "Delete the database (Delete)",
-        }
-    }
-}
-
-/// Lifecycle phase of a ClusterTenant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Phase {
-    /// Recorded; provisioning has not started.
-    Pending,
-    /// Provisioning is under way.
-    Provisioning,
-    /// The silo is up.
-    Ready,
-    /// A provisioning step failed.
-    Failed,
-    /// Workloads scaled to zero, sign-ins blocked.
-    Suspended,
-    /// Being torn down.
-    Deleting,
-}
-
-impl Phase {
-    /// Every phase, in filter order.
-    pub const ALL: [Self; 6] =
-        [Self::Pending, Self::Provisioning, Self::Ready, Self::Failed, Self::Suspended, Self::Deleting];
-
-    /// The stored and wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Provisioning => "provisioning",
-            Self::Ready => "ready",
-            Self::Failed => "failed",
-            Self::Suspended => "suspended",
-            Self::Deleting => "deleting",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-
-    /// The label people see.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Pending => "Pending",
-            Self::Provisioning => "Provisioning",
-            Self::Ready => "Ready",
-            Self::Failed => "Failed",
-            Self::Suspended => "Suspended",
-            Self::Deleting => "Deleting",
-        }
-    }
-}
+pub use opencrane_types::{ComputeMode, IsolationTier, Phase, TerminationPolicy};
 
 /// `compute` of the create body.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -385,13 +226,13 @@ fn trimmed(s: Option<&str>) -> Option<String> {
 
 /// Validates a create request. Checks run in the reference's order (name and display name,
 /// tier, vanity domain, compute, resources, seat cap) and every failing field gets a message.
-/// Tier *availability* is separate ([`IsolationTier::is_available`]): it is a 422, not a 400.
+/// Tier *availability* is separate (`IsolationTier::is_available`): it is a 422, not a 400.
 pub fn validate(req: &ClusterTenantCreateRequest, ctx: &ValidationContext) -> Result<ClusterTenantSpec, FieldErrors> {
     let mut errors = FieldErrors::new();
     let name = req.name.trim().to_owned();
     errors.check("name", rules::cluster_tenant_name(&name));
     let display_name = req.display_name.trim().to_owned();
-    errors.check("displayName", rules::display_text("Display name", &display_name, 128));
+    errors.check("displayName", rules::display_text("Display name", &display_name, rules::DISPLAY_NAME_MAX));
 
     if req.isolation_tier.is_none() {
         errors.add("isolationTier", "Choose an isolation tier.");
@@ -639,7 +480,7 @@ impl ClusterTenantForm {
                 errors.add(field, message);
             }
         }
-        if let Some(tier) = request.isolation_tier.filter(|t| !t.is_available(ctx)) {
+        if let Some(tier) = request.isolation_tier.filter(|t| !t.is_available(ctx.dedicated_cluster_available)) {
             errors.add("isolationTier", tier_unavailable_message(tier));
         }
         errors.into_result(request)

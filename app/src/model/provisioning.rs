@@ -1,136 +1,13 @@
 //! The provisioning checklist as the console shows it: one entry per step of the silo pipeline
-//! (the same steps, in the same order, as the provisioner in `crates/provision`; a server test
-//! checks the two lists agree), with state, timing, message and, on failure, what to do.
+//! (the vocabulary crate's [`StepId`], the list the provisioner runs), with state, timing,
+//! message and, on failure, what to do.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::cluster_tenant::Phase;
 
-/// One step of the silo pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StepId {
-    /// The namespace.
-    Namespace,
-    /// Quota and limit range.
-    Quota,
-    /// The NetworkPolicy floor.
-    NetworkPolicy,
-    /// The silo's database.
-    Database,
-    /// DNS record and certificate.
-    Dns,
-    /// The silo release.
-    Release,
-    /// The silo answers.
-    Readiness,
-}
-
-impl StepId {
-    /// Every step, in pipeline order.
-    pub const ALL: [Self; 7] =
-        [Self::Namespace, Self::Quota, Self::NetworkPolicy, Self::Database, Self::Dns, Self::Release, Self::Readiness];
-
-    /// The stored spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Namespace => "namespace",
-            Self::Quota => "quota",
-            Self::NetworkPolicy => "networkPolicy",
-            Self::Database => "database",
-            Self::Dns => "dns",
-            Self::Release => "release",
-            Self::Readiness => "readiness",
-        }
-    }
-
-    /// Parses the stored spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|step| step.as_str() == s)
-    }
-
-    /// What people read.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Namespace => "Namespace",
-            Self::Quota => "Quota and limits",
-            Self::NetworkPolicy => "Network policies",
-            Self::Database => "Database",
-            Self::Dns => "DNS and certificate",
-            Self::Release => "Silo release",
-            Self::Readiness => "Silo answers",
-        }
-    }
-}
-
-/// The state of a step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StepState {
-    /// Not reached yet.
-    Pending,
-    /// Under way.
-    Running,
-    /// Converged.
-    Done,
-    /// Failed.
-    Failed,
-    /// Does not apply.
-    Skipped,
-    /// Being torn down.
-    Removing,
-    /// Torn down.
-    Removed,
-    /// Kept by the termination policy.
-    Retained,
-}
-
-impl StepState {
-    /// Parses the stored spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::Pending,
-            Self::Running,
-            Self::Done,
-            Self::Failed,
-            Self::Skipped,
-            Self::Removing,
-            Self::Removed,
-            Self::Retained,
-        ]
-        .into_iter()
-        .find(|state| state.as_str() == s)
-    }
-
-    /// The stored spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Running => "running",
-            Self::Done => "done",
-            Self::Failed => "failed",
-            Self::Skipped => "skipped",
-            Self::Removing => "removing",
-            Self::Removed => "removed",
-            Self::Retained => "retained",
-        }
-    }
-
-    /// What people read.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Pending => "Waiting",
-            Self::Running => "In progress",
-            Self::Done => "Done",
-            Self::Failed => "Failed",
-            Self::Skipped => "Not needed",
-            Self::Removing => "Removing",
-            Self::Removed => "Removed",
-            Self::Retained => "Kept",
-        }
-    }
-}
+pub use opencrane_types::{StepId, StepState};
 
 /// One row of the checklist.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -215,7 +215,7 @@ fn write_failure(caller: &Caller, spec: &ClusterTenantSpec, err: DbError) -> App
 
 fn checked_spec(fleet: &FleetSettings, req: &ClusterTenantCreateRequest) -> Result<ClusterTenantSpec, AppError> {
     let spec = validate(req, &fleet.validation).map_err(|fields| AppError::Validation { fields })?;
-    if !spec.isolation_tier.is_available(&fleet.validation) {
+    if !spec.isolation_tier.is_available(fleet.validation.dedicated_cluster_available) {
         return Err(AppError::Unprocessable {
             code: "TIER_UNAVAILABLE".into(),
             message: tier_unavailable_message(spec.isolation_tier),

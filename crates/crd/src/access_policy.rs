@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Egress rules for the workspaces it selects.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
+    category = "opencrane",
     group = "opencrane.io",
     version = "v1alpha1",
     kind = "AccessPolicy",

@@ -6,6 +6,10 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The customer vocabulary's enums are the resource's enums (one spelling for API, database and
+/// CRD).
+pub use opencrane_types::{ComputeMode, IsolationTier, Phase, TerminationPolicy};
+
 /// A customer organisation and the desired state of its silo.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
@@ -14,7 +18,9 @@ use serde::{Deserialize, Serialize};
     kind = "ClusterTenant",
     plural = "clustertenants",
     shortname = "ct",
+    category = "opencrane",
     status = "ClusterTenantStatus",
+    printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
     printcolumn = r#"{"name":"Display Name","type":"string","jsonPath":".spec.displayName"}"#,
     printcolumn = r#"{"name":"Tier","type":"string","jsonPath":".spec.isolationTier"}"#,
     printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
@@ -58,19 +64,6 @@ pub struct ClusterTenantSpec {
     pub silo_version: Option<String>,
 }
 
-/// Isolation tier.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum IsolationTier {
-    /// Shared nodes; own namespace and database.
-    #[default]
-    Shared,
-    /// A node pool of its own in the shared cluster.
-    DedicatedNodes,
-    /// A cluster of its own (needs an external provisioner).
-    DedicatedCluster,
-}
-
 /// Compute placement.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -81,17 +74,6 @@ pub struct Compute {
     /// The node pool (value of the `opencrane.io/node-pool` node label) for dedicated compute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pool: Option<String>,
-}
-
-/// Compute mode.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum ComputeMode {
-    /// The shared node pool.
-    #[default]
-    Shared,
-    /// A node pool of its own.
-    Dedicated,
 }
 
 /// Namespace limits.
@@ -150,44 +132,18 @@ pub struct Owner {
     pub email: Option<String>,
 }
 
-/// Retention on deletion.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
-pub enum TerminationPolicy {
-    /// Keep the silo's database and its volumes (they can be re-attached).
-    #[default]
-    Retain,
-    /// Delete the database and its volumes with the silo.
-    Delete,
-}
-
-/// Lifecycle phase.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum ClusterTenantPhase {
-    /// Recorded; provisioning has not started.
-    Pending,
-    /// Provisioning is under way.
-    Provisioning,
-    /// The silo is up.
-    Ready,
-    /// A provisioning step failed (see the conditions).
-    Failed,
-    /// Workloads scaled to zero, sign-ins blocked.
-    Suspended,
-    /// Being torn down.
-    Deleting,
-}
-
 /// Observed state, written by the fleet-manager's controller only.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterTenantStatus {
     /// Lifecycle phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<ClusterTenantPhase>,
-    /// One condition per provisioning step (type, status, reason, message, lastTransitionTime,
-    /// observedGeneration).
+    pub phase: Option<Phase>,
+    /// `Ready` (True only when every step holds: what `kubectl wait --for=condition=Ready` and
+    /// GitOps health checks read) and one condition per provisioning step (type, status, reason,
+    /// message, lastTransitionTime, observedGeneration).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
     /// The namespace the silo is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,4 +163,53 @@ pub struct ClusterTenantStatus {
     /// What `Retain` kept after deletion began (e.g. the database cluster and its volumes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retained: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::{api::core::v1::ResourceQuotaSpec, apimachinery::pkg::api::resource::Quantity};
+    use opencrane_types::rules;
+
+    use super::*;
+
+    /// The Kubernetes quantity grammar as apimachinery documents it, written independently of
+    /// `rules::quantity` (with the parser's `n` and `u` suffixes).
+    fn grammar() -> regex::Regex {
+        regex::Regex::new(
+            r"^([+-]?)([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$",
+        )
+        .unwrap()
+    }
+
+    proptest::proptest! {
+        /// Generated strings: the vocabulary's rule accepts exactly what the grammar generates
+        /// (minus negative amounts), and an accepted value round-trips unchanged through the
+        /// ClusterTenant resource and through `Quantity` in a ResourceQuota.
+        #[test]
+        fn the_quantity_rule_is_the_kubernetes_grammar(
+            value in proptest::prop_oneof![
+                r"[+-]?[0-9.]{0,4}(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|K|i|e|E|[eE][+-]?[0-9]{0,3}|x| |\.)?",
+                r"[0-9.+eEKMGTPimnuk -]{0,10}",
+            ]
+        ) {
+            let captures = grammar().captures(&value);
+            let negative = |c: &regex::Captures<'_>| &c[1] == "-" && c[2].chars().any(|d| matches!(d, '1'..='9'));
+            let expected = captures.as_ref().is_some_and(|c| !negative(c));
+            proptest::prop_assert_eq!(rules::quantity(&value).is_ok(), expected, "{:?}", value);
+            if expected {
+                let spec: ClusterTenantSpec = serde_json::from_value(serde_json::json!({
+                    "displayName": "Acme", "resources": {"quota": {"cpu": value, "memory": value}}
+                })).unwrap();
+                let back: ClusterTenantSpec = serde_yaml::from_str(&serde_yaml::to_string(&spec).unwrap()).unwrap();
+                proptest::prop_assert_eq!(back.resources.quota.and_then(|q| q.cpu), Some(value.clone()));
+                let quota = ResourceQuotaSpec {
+                    hard: Some([("requests.cpu".to_owned(), Quantity(value.clone()))].into()),
+                    ..Default::default()
+                };
+                let json = serde_json::to_value(&quota).unwrap();
+                let parsed: ResourceQuotaSpec = serde_json::from_value(json).unwrap();
+                proptest::prop_assert_eq!(&parsed.hard.unwrap()["requests.cpu"].0, &value);
+            }
+        }
+    }
 }

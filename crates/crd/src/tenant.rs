@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// A user's workspace.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
+    category = "opencrane",
     group = "opencrane.io",
     version = "v1alpha1",
     kind = "Tenant",

@@ -103,24 +103,10 @@ pub enum ValuesMode {
     Reuse,
 }
 
-/// A lowercase DNS name: labels of letters, digits and inner hyphens, a top-level label of
-/// letters. Used where the CLI's own parsing may have been bypassed (library callers).
+/// A lowercase DNS name (the vocabulary's domain rule). Used where the CLI's own parsing may
+/// have been bypassed (library callers).
 pub(crate) fn check_dns_name(flag: &str, value: &str) -> Result<(), Error> {
-    let ok = value.len() <= 253
-        && value.contains('.')
-        && value.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-        && value.rsplit('.').next().is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_lowercase()));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Invalid(format!("{flag}: “{value}” is not a lowercase DNS name such as example.com")))
-    }
+    opencrane_types::rules::domain_name(value).map_err(|why| Error::Invalid(format!("{flag}: “{value}”: {why}")))
 }
 
 /// An RFC 1123 label (a namespace or ClusterTenant name).

@@ -107,7 +107,7 @@ pub trait Backend: Send + Sync {
 
     /// Called after every reconcile of `name` (also once its row is gone): a backend may publish
     /// the outcome elsewhere — the Kubernetes backend mirrors it onto the ClusterTenant resource.
-    async fn publish(&self, _pool: &PgPool, _name: &str) -> Result<(), String> {
+    async fn publish(&self, _pool: &PgPool, _name: &str) -> Result<(), crate::Error> {
         Ok(())
     }
 }

@@ -1,13 +1,13 @@
 //! The ClusterTenant custom resource as a mirror of the fleet database — pure mappings: the spec
 //! from a row, one standard condition per step row, the status (phase, conditions, boundNamespace,
-//! siloUrl, observedGeneration, message, retained) — and the one place where the database's phase
-//! spelling meets the CRD's enum.
+//! siloUrl, observedGeneration, message, retained) with the aggregate `Ready` condition. The
+//! database, the API and the resource spell phases, tiers and modes the same way (the vocabulary
+//! crate's `as_str`).
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use opencrane_crd::cluster_tenant::{
-    ClusterTenantPhase, ClusterTenantSpec, Compute, ComputeMode, IsolationTier, Quota, Resources, TerminationPolicy,
-    Zitadel,
+    ClusterTenantSpec, Compute, ComputeMode, IsolationTier, Phase, Quota, Resources, TerminationPolicy, Zitadel,
 };
 use opencrane_fleet_db::{cluster_tenants::ClusterTenantRow, provisioning::StepRow};
 
@@ -19,31 +19,6 @@ pub const FINALIZER: &str = "opencrane.io/silo";
 
 /// The annotation saying which generation of the fleet's record the resource's spec came from.
 pub const FLEET_GENERATION: &str = "opencrane.io/fleet-generation";
-
-/// The database's phase spelling as the CRD's enum (`None` for an unknown spelling).
-pub fn phase(stored: &str) -> Option<ClusterTenantPhase> {
-    Some(match stored {
-        "pending" => ClusterTenantPhase::Pending,
-        "provisioning" => ClusterTenantPhase::Provisioning,
-        "ready" => ClusterTenantPhase::Ready,
-        "failed" => ClusterTenantPhase::Failed,
-        "suspended" => ClusterTenantPhase::Suspended,
-        "deleting" => ClusterTenantPhase::Deleting,
-        _ => return None,
-    })
-}
-
-/// The CRD's phase in the database's spelling.
-pub fn stored_phase(phase: ClusterTenantPhase) -> &'static str {
-    match phase {
-        ClusterTenantPhase::Pending => "pending",
-        ClusterTenantPhase::Provisioning => "provisioning",
-        ClusterTenantPhase::Ready => "ready",
-        ClusterTenantPhase::Failed => "failed",
-        ClusterTenantPhase::Suspended => "suspended",
-        ClusterTenantPhase::Deleting => "deleting",
-    }
-}
 
 fn text(map: &serde_json::Value, key: &str) -> Option<String> {
     map.get(key).and_then(|v| v.as_str()).map(str::to_owned)
@@ -70,24 +45,16 @@ pub fn spec_from_row(row: &ClusterTenantRow) -> ClusterTenantSpec {
     ClusterTenantSpec {
         display_name: row.display_name.clone(),
         vanity_domain: row.vanity_domain.clone(),
-        isolation_tier: match row.isolation_tier.as_str() {
-            "dedicatedNodes" => IsolationTier::DedicatedNodes,
-            "dedicatedCluster" => IsolationTier::DedicatedCluster,
-            _ => IsolationTier::Shared,
-        },
+        isolation_tier: IsolationTier::parse(&row.isolation_tier).unwrap_or_default(),
         compute: Compute {
-            mode: if row.compute_mode == "dedicated" { ComputeMode::Dedicated } else { ComputeMode::Shared },
+            mode: ComputeMode::parse(&row.compute_mode).unwrap_or_default(),
             node_pool: row.node_pool.clone(),
         },
         resources: Resources { quota: declared.then_some(quota) },
         zitadel,
         owner: None,
         suspended: row.suspended,
-        termination_policy: if row.termination_policy == "Delete" {
-            TerminationPolicy::Delete
-        } else {
-            TerminationPolicy::Retain
-        },
+        termination_policy: TerminationPolicy::parse(&row.termination_policy).unwrap_or_default(),
         silo_version: row.silo_version.clone(),
     }
 }
@@ -134,6 +101,30 @@ pub fn conditions(steps: &[StepRow], resource_generation: i64, fallback: DateTim
         .collect()
 }
 
+/// The aggregate condition `Ready`: `True` only when every step's condition is, else `False`
+/// naming the first step that does not hold yet (so `kubectl wait --for=condition=Ready` and
+/// Argo CD/Flux health checks wait for the whole silo).
+pub fn ready_condition(per_step: &[Condition], resource_generation: i64, fallback: DateTime<Utc>) -> Condition {
+    let latest = per_step.iter().map(|c| c.last_transition_time.clone()).max_by_key(|t| t.0);
+    let (status, reason, message, at) = match StepId::ALL.iter().zip(per_step).find(|(_, c)| c.status != "True") {
+        None => ("True", "AllStepsReady".to_owned(), "Every provisioning step holds.".to_owned(), latest),
+        Some((step, c)) => (
+            "False",
+            format!("{}NotReady", step.condition_type().trim_end_matches("Ready")),
+            format!("{}: {}", step.label(), c.message),
+            Some(c.last_transition_time.clone()),
+        ),
+    };
+    Condition {
+        type_: "Ready".into(),
+        status: status.into(),
+        reason,
+        message,
+        last_transition_time: at.unwrap_or_else(|| time(fallback)),
+        observed_generation: Some(resource_generation),
+    }
+}
+
 /// The resource's status for a row and its steps. `observedGeneration` is the resource's
 /// generation once the row converged on its own current generation.
 pub fn status_from_row(
@@ -142,9 +133,12 @@ pub fn status_from_row(
     resource_generation: i64,
 ) -> opencrane_crd::cluster_tenant::ClusterTenantStatus {
     let converged = row.observed_generation == Some(row.generation);
+    let per_step = conditions(steps, resource_generation, row.created_at);
+    let mut all = vec![ready_condition(&per_step, resource_generation, row.created_at)];
+    all.extend(per_step);
     opencrane_crd::cluster_tenant::ClusterTenantStatus {
-        phase: phase(&row.phase),
-        conditions: conditions(steps, resource_generation, row.created_at),
+        phase: Phase::parse(&row.phase),
+        conditions: all,
         bound_namespace: row.bound_namespace.clone(),
         silo_url: row.silo_url.clone(),
         provisioner: row.provisioner.clone(),
@@ -206,14 +200,6 @@ mod tests {
     }
 
     #[test]
-    fn every_phase_maps_both_ways() {
-        for stored in ["pending", "provisioning", "ready", "failed", "suspended", "deleting"] {
-            assert_eq!(stored_phase(phase(stored).unwrap()), stored);
-        }
-        assert_eq!(phase("unknown"), None);
-    }
-
-    #[test]
     fn the_spec_carries_every_desired_field() {
         let spec = spec_from_row(&row());
         assert_eq!(spec.compute, Compute { mode: ComputeMode::Dedicated, node_pool: Some("gpu".into()) });
@@ -246,9 +232,28 @@ mod tests {
     }
 
     #[test]
+    fn ready_holds_only_when_every_step_does() {
+        let all_done: Vec<StepRow> = StepId::ALL.iter().map(|s| step(s.as_str(), "done")).collect();
+        let status = status_from_row(&row(), &all_done, 4);
+        assert_eq!(status.conditions.len(), StepId::ALL.len() + 1);
+        let ready = &status.conditions[0];
+        assert_eq!(
+            (ready.type_.as_str(), ready.status.as_str(), ready.reason.as_str()),
+            ("Ready", "True", "AllStepsReady")
+        );
+        let mut one_failed = all_done.clone();
+        one_failed[3] = step("database", "failed");
+        let ready = status_from_row(&row(), &one_failed, 4).conditions.remove(0);
+        assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("False", "DatabaseNotReady"));
+        assert!(ready.message.starts_with("Database: M"), "{}", ready.message);
+        let ready = status_from_row(&row(), &all_done[..6], 4).conditions.remove(0);
+        assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("False", "SiloNotReady"));
+    }
+
+    #[test]
     fn observed_generation_waits_for_convergence() {
         let status = status_from_row(&row(), &[], 5);
-        assert_eq!((status.phase, status.observed_generation), (Some(ClusterTenantPhase::Failed), None));
+        assert_eq!((status.phase, status.observed_generation), (Some(Phase::Failed), None));
         let converged = ClusterTenantRow { observed_generation: Some(3), phase: "ready".into(), ..row() };
         assert_eq!(status_from_row(&converged, &[], 5).observed_generation, Some(5));
     }

@@ -16,3 +16,4 @@ mod platform;
 mod portal;
 mod provisioning;
 mod support;
+mod vocabulary;

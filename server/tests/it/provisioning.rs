@@ -22,13 +22,6 @@ async fn seed(db: &PgPool) {
     .unwrap();
 }
 
-#[test]
-fn the_console_lists_the_provisioners_steps_in_its_order() {
-    let ui: Vec<&str> = app::model::provisioning::StepId::ALL.iter().map(|s| s.as_str()).collect();
-    let pipeline: Vec<&str> = opencrane_provision::StepId::ALL.iter().map(|s| s.as_str()).collect();
-    assert_eq!(ui, pipeline);
-}
-
 #[sqlx::test(migrations = false)]
 async fn the_members_endpoint_answers_one_customer_to_operator_tokens_only(pool: PgPool) {
     let db = support::fleet_db(&pool).await;

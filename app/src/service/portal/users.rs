@@ -164,20 +164,6 @@ impl Valid {
     }
 }
 
-fn cpu_ok(v: &str) -> bool {
-    let digits = v.strip_suffix('m').unwrap_or(v);
-    let (whole, frac) = digits.split_once('.').unwrap_or((digits, "0"));
-    !whole.is_empty()
-        && whole.bytes().all(|b| b.is_ascii_digit())
-        && !frac.is_empty()
-        && frac.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn memory_ok(v: &str) -> bool {
-    let digits = ["Ki", "Mi", "Gi", "Ti", "K", "M", "G", "T"].iter().find_map(|u| v.strip_suffix(u)).unwrap_or(v);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-}
-
 fn validate(req: &UserRequest) -> Result<Valid, AppError> {
     let mut errors = FieldErrors::new();
     let opt = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
@@ -202,12 +188,12 @@ fn validate(req: &UserRequest) -> Result<Valid, AppError> {
     let policy_ref = opt(&req.policy_ref);
     let resources = req.resources.clone().unwrap_or_default();
     let cpu = opt(&resources.cpu);
-    if cpu.as_deref().is_some_and(|c| !cpu_ok(c)) {
-        errors.add("resources.cpu", "CPU is a number of cores like 1 or 0.5, or millicores like 500m.");
+    if let Some(c) = &cpu {
+        errors.check("resources.cpu", rules::quantity(c));
     }
     let memory = opt(&resources.memory);
-    if memory.as_deref().is_some_and(|m| !memory_ok(m)) {
-        errors.add("resources.memory", "Memory is a size like 512Mi or 2Gi.");
+    if let Some(m) = &memory {
+        errors.check("resources.memory", rules::quantity(m));
     }
     let budget = match req.monthly_budget_usd.as_ref().map(|a| a.0.trim()) {
         None => None,
@@ -511,11 +497,16 @@ mod tests {
         }
         let cleared = UserRequest { monthly_budget_usd: Some(Amount(String::new())), ..req() };
         assert_eq!(validate(&cleared).unwrap().budget, Some(None));
-        for ok in ["1", "0.5", "250m"] {
-            assert!(cpu_ok(ok), "{ok}");
+        // The one quantity rule: what a ResourceQuota accepts, nothing else.
+        let with = |cpu: &str, memory: &str| UserRequest {
+            resources: Some(Resources { cpu: Some(cpu.into()), memory: Some(memory.into()) }),
+            ..req()
+        };
+        for (cpu, memory) in [("1", "512Mi"), ("0.5", "2Gi"), ("250m", "1G"), ("1.", "100n"), (".5", "+4")] {
+            assert!(validate(&with(cpu, memory)).is_ok(), "{cpu} {memory}");
         }
-        for bad in ["", "m", "1.", ".5", "1.5.5"] {
-            assert!(!cpu_ok(bad), "{bad}");
+        for (cpu, memory) in [("m", "1Gi"), ("1.5.5", "1Gi"), ("1", "1K"), ("-1", "1Gi")] {
+            assert!(validate(&with(cpu, memory)).is_err(), "{cpu} {memory}");
         }
     }
 }

@@ -1,8 +1,6 @@
 //! Leader election against the fake API server (`opencrane-fake-kube`): exactly one holder, no
 //! takeover before expiry, takeover after it, and a concurrent race has one winner.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
-
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;

@@ -3,8 +3,7 @@
 //! for a cluster: it answers like an idempotent apply (create once, then no-op) and an idempotent
 //! delete; the faults are the three a Kubernetes API server produces (500, 409 conflict, timeout).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
-
+use crate::support;
 use std::{
     collections::BTreeMap,
     sync::{
@@ -109,19 +108,7 @@ impl Backend for FakeCluster {
 
 async fn seed(pool: &PgPool, name: &str, policy: &str) {
     let quota = json!({"cpu": "4"});
-    let desired = cluster_tenants::DesiredState {
-        display_name: "Acme",
-        vanity_domain: None,
-        isolation_tier: "shared",
-        compute_mode: "shared",
-        node_pool: None,
-        quota: &quota,
-        seat_cap: None,
-        suspended: false,
-        termination_policy: policy,
-        silo_version: None,
-    };
-    cluster_tenants::insert(pool, name, &desired).await.unwrap();
+    support::seed(pool, name, &support::desired("Acme", &quota, policy)).await;
 }
 
 /// The transaction ids that last wrote the ClusterTenant's row and its step rows: unchanged ids

@@ -5,8 +5,7 @@
 //! The silo host here is a stand-in for the dev process (a loopback listener answering 200), so
 //! the readiness step probes a real socket; `opencrane dev` itself is driven by the browser tests.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
-
+use crate::support;
 use std::{collections::HashMap, sync::Mutex};
 
 use opencrane_fleet_db::{cluster_tenants, provisioning};
@@ -75,19 +74,7 @@ fn server() -> LocalServer {
 
 async fn seed(pool: &PgPool, name: &str, policy: &str) {
     let quota = serde_json::json!({});
-    let desired = cluster_tenants::DesiredState {
-        display_name: name,
-        vanity_domain: None,
-        isolation_tier: "shared",
-        compute_mode: "shared",
-        node_pool: None,
-        quota: &quota,
-        seat_cap: None,
-        suspended: false,
-        termination_policy: policy,
-        silo_version: None,
-    };
-    cluster_tenants::insert(pool, name, &desired).await.unwrap();
+    support::seed(pool, name, &support::desired(name, &quota, policy)).await;
 }
 
 async fn database_exists(server: &LocalServer, name: &str) -> bool {

@@ -4,8 +4,6 @@
 //! database: Tenant resources follow the user rows, drift is reported and repaired, the runtime's
 //! phase comes back, `kubectl apply`d resources are adopted and deleted users' resources go.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
-
 use kube::{
     Api, Client,
     api::{Patch, PatchParams, PostParams},

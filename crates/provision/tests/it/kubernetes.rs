@@ -5,8 +5,7 @@
 //! answers `/readyz`). The fake kubectl is not wired to the fake API server, so the objects the
 //! release's `kubectl apply` creates (the token Secret) are not in its inventory.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
-
+use crate::support;
 use std::{
     sync::{
         Arc,
@@ -79,18 +78,11 @@ async fn seed(pool: &PgPool, name: &str, policy: &str) {
     let quota = json!({"cpu": "8", "pods": 50});
     let vanity = format!("portal.{name}.io");
     let desired = cluster_tenants::DesiredState {
-        display_name: "Acme",
         vanity_domain: Some(&vanity),
-        isolation_tier: "shared",
-        compute_mode: "shared",
-        node_pool: None,
-        quota: &quota,
-        seat_cap: None,
-        suspended: false,
-        termination_policy: policy,
         silo_version: Some("0.3.1"),
+        ..support::desired("Acme", &quota, policy)
     };
-    cluster_tenants::insert(pool, name, &desired).await.unwrap();
+    support::seed(pool, name, &desired).await;
 }
 
 /// Plays CloudNativePG: the database's app Secret appears.
@@ -349,7 +341,7 @@ async fn deleting_at_any_step_leaves_nothing_but_what_retain_keeps(pool: PgPool)
 /// step while provisioning; deletion marks it and the finalizer holds it until the teardown ends.
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
 async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_ends(pool: PgPool) {
-    use opencrane_crd::cluster_tenant::{ClusterTenant, ClusterTenantPhase};
+    use opencrane_crd::cluster_tenant::{ClusterTenant, Phase};
     use opencrane_provision::Backend as _;
     let rig = rig("k8s-mirror").await;
     seed(&pool, "acme", "Delete").await;
@@ -362,7 +354,7 @@ async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_
     assert_eq!(waiting.spec.display_name, "Acme");
     assert_eq!(waiting.metadata.finalizers.as_deref(), Some(&["opencrane.io/silo".to_owned()][..]));
     let status = waiting.status.unwrap();
-    assert_eq!(status.phase, Some(ClusterTenantPhase::Provisioning));
+    assert_eq!(status.phase, Some(Phase::Provisioning));
     let database = status.conditions.iter().find(|c| c.type_ == "DatabaseReady").unwrap();
     assert_eq!((database.status.as_str(), database.reason.as_str()), ("Unknown", "Starting"));
     assert_eq!(status.observed_generation, None, "not converged yet");
@@ -371,10 +363,11 @@ async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_
     rig.backend.publish(&pool, "acme").await.unwrap();
     let ready = resources.get("acme").await.unwrap();
     let status = ready.status.clone().unwrap();
-    assert_eq!(status.phase, Some(ClusterTenantPhase::Ready));
+    assert_eq!(status.phase, Some(Phase::Ready));
     assert_eq!(status.observed_generation, ready.metadata.generation);
     assert_eq!(status.silo_url.as_deref(), Some("https://acme.example.com"));
-    assert_eq!(status.conditions.len(), 7);
+    assert_eq!(status.conditions.len(), 8, "Ready and one per step");
+    assert!(status.conditions.iter().any(|c| c.type_ == "Ready"));
     assert!(status.conditions.iter().all(|c| c.status == "True"), "{:?}", status.conditions);
 
     // Publishing a converged state again changes nothing.
@@ -386,7 +379,7 @@ async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_
     rig.backend.publish(&pool, "acme").await.unwrap();
     let marked = resources.get("acme").await.unwrap();
     assert!(marked.metadata.deletion_timestamp.is_some());
-    assert_eq!(marked.status.unwrap().phase, Some(ClusterTenantPhase::Deleting));
+    assert_eq!(marked.status.unwrap().phase, Some(Phase::Deleting));
     let mut outcome = Outcome::Gone;
     for _ in 0..5 {
         outcome = reconcile(&pool, &rig.backend, "acme").await.unwrap();

@@ -4,8 +4,6 @@
 //! keys here). Requests go through `/chat/completions` of the fake, which enforces blocked keys,
 //! model lists and `max_budget` as LiteLLM does.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
-
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeZone, Utc};

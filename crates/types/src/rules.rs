@@ -1,9 +1,14 @@
-//! Syntax rules shared by every validator: Kubernetes names, DNS names, resource quantities and
-//! label values. Pure functions, compiled into both the server and the wasm bundle, so the island
-//! and the server give the same verdict. Each returns the sentence shown under the field.
+//! The field rules of the customer vocabulary, each written once: customer (ClusterTenant) names,
+//! silo user and object names (DNS labels), domain names, Kubernetes quantities, label values,
+//! versions and display text. Pure functions, compiled into the server, the provisioner and the
+//! wasm bundle, so the island, the API and provisioning give the same verdict. Each returns the
+//! sentence shown under the field.
 
 /// Longest ClusterTenant name: `opencrane-` (10) + 53 = 63, the namespace limit.
 pub const CLUSTER_TENANT_NAME_MAX: usize = 53;
+
+/// Longest display name of a customer.
+pub const DISPLAY_NAME_MAX: usize = 128;
 
 /// Names that would collide with the platform's own objects.
 pub const RESERVED_NAMES: &[(&str, &str)] = &[
@@ -89,29 +94,68 @@ pub fn domain_name(domain: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A Kubernetes resource quantity (`500m`, `2`, `32Gi`, `1.5`, `1e3`), non-negative.
+/// The binary and decimal SI suffixes of a Kubernetes quantity. The grammar in apimachinery's
+/// `quantity.go` lists `m "" k M G T P E` as decimal suffixes; its parser's suffix table also
+/// has `n` and `u`, and the API server accepts them, so they are accepted here too.
+const QUANTITY_SUFFIXES: &[&str] =
+    &["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"];
+
+/// A quantity as the grammar reads it: its sign and whether its number is zero.
+struct ParsedQuantity {
+    negative: bool,
+    zero: bool,
+}
+
+/// Splits `s` after its leading ASCII digits.
+fn split_digits(s: &str) -> (&str, &str) {
+    s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()))
+}
+
+/// The Kubernetes quantity grammar, exactly (apimachinery `resource.ParseQuantity`):
+///
+/// ```text
+/// <quantity>        ::= <signedNumber><suffix>
+/// <signedNumber>    ::= <number> | <sign><number>
+/// <sign>            ::= "+" | "-"
+/// <number>          ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+/// <suffix>          ::= <binarySI> | <decimalExponent> | <decimalSI>
+/// <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei
+/// <decimalSI>       ::= n | u | m | "" | k | M | G | T | P | E
+/// <decimalExponent> ::= "e" <signedInteger> | "E" <signedInteger>
+/// ```
+///
+/// The exponent is an integer (the parser reads it with `strconv.ParseInt`, 64 bits).
+fn parse_quantity(value: &str) -> Option<ParsedQuantity> {
+    let (negative, unsigned) = match value.as_bytes().first() {
+        Some(b'-') => (true, &value[1..]),
+        Some(b'+') => (false, &value[1..]),
+        _ => (false, value),
+    };
+    let (whole, rest) = split_digits(unsigned);
+    let (fraction, suffix) = match rest.strip_prefix('.') {
+        Some(after_dot) => split_digits(after_dot),
+        None => ("", rest),
+    };
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let suffix_ok = QUANTITY_SUFFIXES.contains(&suffix)
+        || suffix.strip_prefix(['e', 'E']).is_some_and(|exponent| {
+            let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && exponent.parse::<i64>().is_ok()
+        });
+    let zero = whole.bytes().chain(fraction.bytes()).all(|b| b == b'0');
+    suffix_ok.then_some(ParsedQuantity { negative, zero })
+}
+
+/// A Kubernetes resource quantity that a ResourceQuota or a container's resources accept: the
+/// grammar of [`parse_quantity`] (`500m`, `2`, `+4`, `32Gi`, `1.5`, `1e3`, `100n`), not negative.
 pub fn quantity(value: &str) -> Result<(), String> {
-    const SUFFIXES: &[&str] = &["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E", ""];
-    let example = "Use a Kubernetes quantity such as 500m, 2, 8Gi or 100G.";
-    let unsigned = value.strip_prefix('+').unwrap_or(value);
-    if unsigned.starts_with('-') {
-        return Err("Must not be negative.".into());
+    match parse_quantity(value) {
+        Some(parsed) if parsed.negative && !parsed.zero => Err("Must not be negative.".into()),
+        Some(_) => Ok(()),
+        None => Err("Use a Kubernetes quantity such as 500m, 2, 8Gi or 100G.".into()),
     }
-    let digits_end = unsigned.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(unsigned.len());
-    let (number, suffix) = unsigned.split_at(digits_end);
-    let valid_number = !number.is_empty() && number != "." && number.matches('.').count() <= 1;
-    if !valid_number {
-        return Err(example.into());
-    }
-    let valid_suffix = SUFFIXES.contains(&suffix)
-        || suffix
-            .strip_prefix(['e', 'E'])
-            .map(|exp| {
-                let exp = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-                !exp.is_empty() && exp.chars().all(|c| c.is_ascii_digit())
-            })
-            .unwrap_or(false);
-    if valid_suffix { Ok(()) } else { Err(example.into()) }
 }
 
 /// A Kubernetes label value (used as the node-pool selector): 63 characters at most, letters,
@@ -261,12 +305,39 @@ mod tests {
 
     #[test]
     fn quantities() {
-        for ok in ["1", "500m", "32Gi", "1.5", "0.25", "100G", "1e3", "1E-2", "+4", ".5", "5."] {
+        for ok in [
+            "1", "500m", "32Gi", "1.5", "0.25", "100G", "1e3", "1E-2", "+4", ".5", "5.", "100n", "3u", "1E", "2.G",
+            "-0", "0.0e+7", "007",
+        ] {
             assert!(quantity(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "-1", "abc", "4 Gi", "4gb", "1.2.3", "Gi", ".", "1e", "1ee3", "12Mii"] {
+        for bad in [
+            "",
+            "abc",
+            "4 Gi",
+            "4gb",
+            "1.2.3",
+            "Gi",
+            ".",
+            "1e",
+            "1ee3",
+            "12Mii",
+            "+",
+            "-",
+            "1K",
+            "1ki",
+            "1e1.5",
+            "++1",
+            " 1",
+            "1 ",
+            "1e+",
+            "1e99999999999999999999",
+            "1Ki2",
+        ] {
             assert!(quantity(bad).is_err(), "{bad}");
         }
+        assert_eq!(quantity("-1").unwrap_err(), "Must not be negative.");
+        assert_eq!(quantity("-0.5Gi").unwrap_err(), "Must not be negative.");
     }
 
     #[test]
@@ -285,5 +356,32 @@ mod tests {
         assert_eq!(display_text("Display name", "", 128).unwrap_err(), "Display name is required.");
         assert!(display_text("Display name", "a\nb", 128).is_err());
         assert!(display_text("Display name", &"é".repeat(129), 128).unwrap_err().contains("129"));
+    }
+
+    proptest::proptest! {
+        /// Every string the grammar generates is a quantity (or, when negative and not zero, is
+        /// refused for its sign and nothing else).
+        #[test]
+        fn generated_quantities_are_accepted(
+            sign in proptest::sample::select(vec!["", "+", "-"]),
+            whole in "[0-9]{0,6}",
+            dot in proptest::bool::ANY,
+            fraction in "[0-9]{0,4}",
+            suffix in proptest::sample::select(QUANTITY_SUFFIXES.to_vec()),
+            exponent in proptest::option::of((proptest::sample::select(vec!["e", "E"]), proptest::sample::select(vec!["", "+", "-"]), 0u32..400)),
+        ) {
+            let fraction = if dot { format!(".{fraction}") } else { String::new() };
+            proptest::prop_assume!(whole.chars().chain(fraction.chars()).any(|c| c.is_ascii_digit()));
+            let suffix = match exponent {
+                Some((e, s, n)) => format!("{e}{s}{n}"),
+                None => suffix.to_owned(),
+            };
+            let value = format!("{sign}{whole}{fraction}{suffix}");
+            let zero = whole.chars().chain(fraction.chars()).all(|c| c == '0' || c == '.');
+            match quantity(&value) {
+                Ok(()) => proptest::prop_assert!(sign != "-" || zero, "{value} is negative"),
+                Err(message) => proptest::prop_assert!(sign == "-" && !zero && message == "Must not be negative.", "{value}: {message}"),
+            }
+        }
     }
 }

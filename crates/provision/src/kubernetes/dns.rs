@@ -1,0 +1,47 @@
+//! Step `dns`: the DNSEndpoint `<name>.<base>` (when an ingress address is configured) and the
+//! vanity Certificate (when a vanity domain is set); what is no longer wanted is deleted.
+
+use super::KubernetesBackend;
+use crate::{
+    build,
+    reconcile::{StepFailure, StepSuccess, Teardown},
+    spec::Desired,
+};
+
+impl KubernetesBackend {
+    pub(super) async fn converge_dns(&self, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+        let ns = desired.namespace();
+        let objects = build::dns(desired, &self.settings.cluster);
+        for object in &objects {
+            self.apply(object).await?;
+        }
+        // What is no longer wanted goes.
+        if self.settings.cluster.ingress_ip.is_none() {
+            self.delete("externaldns.k8s.io/v1alpha1", "DNSEndpoint", Some(&ns), build::DNS_ENDPOINT).await?;
+        }
+        if desired.vanity_domain.is_none() {
+            self.delete("cert-manager.io/v1", "Certificate", Some(&ns), build::VANITY_CERTIFICATE).await?;
+        }
+        if objects.is_empty() {
+            return Ok(StepSuccess::skipped(
+                "NotConfigured",
+                "No ingress address is configured (no DNS record) and no vanity domain is set (no certificate).",
+            ));
+        }
+        let what: Vec<String> = objects
+            .iter()
+            .map(|o| match o["kind"].as_str() {
+                Some("DNSEndpoint") => format!("DNS record {}", self.settings.cluster.host(desired)),
+                _ => format!("certificate for {}", desired.vanity_domain.clone().unwrap_or_default()),
+            })
+            .collect();
+        Ok(StepSuccess::done("Applied", what.join(" and ")))
+    }
+
+    pub(super) async fn remove_dns(&self, name: &str) -> Result<Teardown, StepFailure> {
+        let ns = crate::spec::namespace_of(name);
+        self.delete("externaldns.k8s.io/v1alpha1", "DNSEndpoint", Some(&ns), build::DNS_ENDPOINT).await?;
+        self.delete("cert-manager.io/v1", "Certificate", Some(&ns), build::VANITY_CERTIFICATE).await?;
+        Ok(Teardown::Removed("DNS record and vanity certificate deleted.".into()))
+    }
+}

@@ -1,0 +1,11 @@
+//! The provisioner's integration tests: the reconciler over a scripted backend, the local
+//! backend against the harness's PostgreSQL, the Kubernetes backend and the lease against the
+//! fake API server. One test binary for the crate (less link time), a module per concern.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
+
+mod kubernetes;
+mod lease;
+mod local;
+mod reconcile;
+mod support;

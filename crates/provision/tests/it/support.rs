@@ -1,0 +1,25 @@
+//! Fixtures the provisioning tests share: the fleet row a test starts from.
+
+use opencrane_fleet_db::cluster_tenants::{self, DesiredState};
+use sqlx::PgPool;
+
+/// A shared-tier customer's desired state with no vanity domain, seat cap or version pin.
+pub fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value, policy: &'a str) -> DesiredState<'a> {
+    DesiredState {
+        display_name,
+        vanity_domain: None,
+        isolation_tier: "shared",
+        compute_mode: "shared",
+        node_pool: None,
+        quota,
+        seat_cap: None,
+        suspended: false,
+        termination_policy: policy,
+        silo_version: None,
+    }
+}
+
+/// Inserts the customer `name` with `desired`.
+pub async fn seed(pool: &PgPool, name: &str, desired: &DesiredState<'_>) {
+    cluster_tenants::insert(pool, name, desired).await.unwrap();
+}
