@@ -230,7 +230,7 @@ pub struct FleetArgs {
     /// Which backend provisions silos. `kubernetes` (the cluster this runs in) is the only one a
     /// fleet-manager runs; `local` exists under `opencrane dev`.
     #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "kubernetes")]
-    pub provisioner: crate::provisioner::ProvisionerKind,
+    pub provisioner: ProvisionerKind,
     /// Where the Kubernetes provisioner applies silos.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -399,7 +399,7 @@ pub struct DevArgs {
     /// Which backend provisions silos: `local` (a database and a clustertenant-manager per silo
     /// on this machine) or `kubernetes`.
     #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "local")]
-    pub provisioner: crate::provisioner::ProvisionerKind,
+    pub provisioner: ProvisionerKind,
     /// With `--provisioner kubernetes`: where silos go (the current kube context).
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -597,6 +597,16 @@ fn parse_domain(value: &str) -> Result<String, String> {
 fn parse_cluster_tenant(value: &str) -> Result<String, String> {
     app::model::rules::cluster_tenant_name(value)?;
     Ok(value.to_owned())
+}
+
+/// Which backend provisions silos.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProvisionerKind {
+    /// The Kubernetes cluster the fleet-manager runs in.
+    Kubernetes,
+    /// This machine (only under `opencrane dev`): a database per silo on the local PostgreSQL and
+    /// a clustertenant-manager per silo in the same process.
+    Local,
 }
 
 #[cfg(test)]

@@ -29,14 +29,20 @@ use tokio::sync::watch;
 use opencrane_provision::local::{LocalBackend, LocalServer, SiloHost as _};
 
 use crate::{
+    cli::ProvisionerKind,
     cli::{AuthArgs, DevArgs},
+    fleet::{self, provisioner},
     http::{
         self,
         auth::{OrgClient, Scope, oidc::ClientConfig},
     },
-    provisioner::{self, DevSiloHost, DevSiloSettings, ProvisionerKind},
-    roles, sync,
+    silo::sync,
+    start,
 };
+
+mod silo_host;
+
+pub use silo_host::{DevSiloHost, DevSiloSettings};
 
 /// Runs the development environment until Ctrl-C.
 pub async fn run(args: DevArgs) -> anyhow::Result<()> {
@@ -65,7 +71,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         .with_context(|| format!("creating database {fleet_db}"))?;
     close_to_silo_roles(&admin_url, &[fleet_db, "postgres"]).await?;
     let fleet_pool = opencrane_db::connect_lazy(&postgres.url(fleet_db), &PoolSettings::default())?;
-    roles::migrate_with_retry(&fleet_pool, Schema::Fleet).await?;
+    start::migrate_with_retry(&fleet_pool, Schema::Fleet).await?;
     seed_demo(&fleet_pool, &args.demo_silo).await?;
 
     let token = load_or_create_token(&args.state_dir)?;
@@ -81,14 +87,14 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     };
     let dev_token = || vec![("dev".to_owned(), token.clone())];
     let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    let fleet_auth = roles::auth_config(&fleet_args, loopback, dev_token(), Scope::Fleet, None)?;
+    let fleet_auth = start::auth_config(&fleet_args, loopback, dev_token(), Scope::Fleet, None)?;
     let fleet_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let fleet_listener = tokio::net::TcpListener::bind(fleet_addr)
         .await
         .with_context(|| format!("port {} is not free; choose another with --port", args.port))?;
     let fleet_addr = fleet_listener.local_addr()?;
-    let fleet = roles::fleet_state(
-        roles::leptos_options(&args.site_root, fleet_addr, Env::DEV),
+    let fleet = fleet::fleet_state(
+        start::leptos_options(&args.site_root, fleet_addr, Env::DEV),
         fleet_pool.clone(),
         args.platform_base_domain.clone(),
         true,
@@ -160,7 +166,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         let _ = rx.wait_for(|stop| *stop).await;
     };
     let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, stopped(stop_rx.clone())));
-    let fleet_server = tokio::spawn(roles::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())));
+    let fleet_server = tokio::spawn(start::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())));
 
     let demo_url = match args.provisioner {
         ProvisionerKind::Local => wait_for_silo(local.host(), &args.demo_silo, Duration::from_secs(60)).await,

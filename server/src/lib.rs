@@ -9,11 +9,11 @@
 pub mod cli;
 pub mod deploy;
 pub mod dev;
+pub mod fleet;
 pub mod http;
 pub mod links;
-pub mod provisioner;
-pub mod roles;
-pub mod sync;
+pub mod silo;
+pub mod start;
 pub mod telemetry;
 
 use anyhow::Context as _;
@@ -23,8 +23,8 @@ use crate::cli::{Cli, Command};
 /// Runs the chosen subcommand to completion.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::FleetManager(args) => roles::run_fleet(args).await,
-        Command::ClustertenantManager(args) => roles::run_silo(args).await,
+        Command::FleetManager(args) => fleet::run_fleet(args).await,
+        Command::ClustertenantManager(args) => silo::run_silo(args).await,
         Command::Migrate(args) => {
             let pool = opencrane_db::connect_lazy(&args.database_url, &opencrane_db::PoolSettings::default())
                 .context("parsing the database URL")?;

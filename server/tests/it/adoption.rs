@@ -30,14 +30,14 @@ async fn backend(fake: &FakeApiServer) -> (Arc<KubernetesBackend>, kube::Client)
 }
 
 /// The service layer of a fleet on `db`, as the controller's registry.
-fn registry(db: &PgPool) -> opencrane::provisioner::ServiceRegistry {
-    let options = opencrane::roles::leptos_options(
+fn registry(db: &PgPool) -> opencrane::fleet::registry::ServiceRegistry {
+    let options = opencrane::start::leptos_options(
         std::path::Path::new("target/site"),
         "127.0.0.1:0".parse().unwrap(),
         leptos::config::Env::DEV,
     );
-    let state = opencrane::roles::fleet_state(options, db.clone(), Some("example.com".into()), true, true, false);
-    opencrane::provisioner::ServiceRegistry { state }
+    let state = opencrane::fleet::fleet_state(options, db.clone(), Some("example.com".into()), true, true, false);
+    opencrane::fleet::registry::ServiceRegistry { state }
 }
 
 fn resource(name: &str, extra: &serde_json::Value) -> serde_json::Value {

@@ -59,7 +59,7 @@ async fn create_read_update_delete(pool: PgPool) {
     // The provisioner's teardown (here one without a cluster, which provisioned nothing) removes
     // the row.
     let unavailable =
-        opencrane::provisioner::ProvisioningUnavailable { reason: "no cluster".into(), action: "-".into() };
+        opencrane::fleet::provisioner::ProvisioningUnavailable { reason: "no cluster".into(), action: "-".into() };
     let outcome = opencrane_provision::reconcile::reconcile(&db, &unavailable, "acme").await.unwrap();
     assert_eq!(outcome, opencrane_provision::reconcile::Outcome::Deleted);
     let gone = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme", None, true).await;

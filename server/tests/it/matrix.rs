@@ -332,8 +332,8 @@ async fn seed_fleet(db: &PgPool) {
 async fn fleet_cross_tenant_matrix(pool: PgPool) {
     let db = support::fleet_db(&pool).await;
     let app = support::fleet_signed_in(db.clone());
-    let state = opencrane::roles::fleet_state(
-        opencrane::roles::leptos_options(
+    let state = opencrane::fleet::fleet_state(
+        opencrane::start::leptos_options(
             std::path::Path::new("target/site"),
             "127.0.0.1:0".parse().unwrap(),
             leptos::config::Env::DEV,
@@ -448,8 +448,8 @@ async fn fleet_cross_tenant_matrix(pool: PgPool) {
 async fn silo_access_matrix(pool: PgPool) {
     let db = support::silo_db(&pool).await;
     let app = support::silo_signed_in(db.clone());
-    let state = opencrane::roles::silo_state(
-        opencrane::roles::leptos_options(
+    let state = opencrane::silo::silo_state(
+        opencrane::start::leptos_options(
             std::path::Path::new("target/site"),
             "127.0.0.1:0".parse().unwrap(),
             leptos::config::Env::DEV,

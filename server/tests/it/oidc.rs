@@ -202,8 +202,8 @@ fn fleet_with_oidc(pool: PgPool, issuer: &str) -> Router {
         trusted_proxies: Vec::new(),
         limiter: RateLimiter::new(1000, 1000),
     });
-    let state = opencrane::roles::fleet_state(
-        opencrane::roles::leptos_options(
+    let state = opencrane::fleet::fleet_state(
+        opencrane::start::leptos_options(
             std::path::Path::new("target/site"),
             "127.0.0.1:0".parse().unwrap(),
             leptos::config::Env::DEV,

@@ -203,8 +203,8 @@ async fn a_members_first_sign_in_adopts_them_and_mirrors_their_groups(pool: PgPo
         state::Caller,
     };
     let db = support::silo_db(&pool).await;
-    let state = opencrane::roles::silo_state(
-        opencrane::roles::leptos_options(
+    let state = opencrane::silo::silo_state(
+        opencrane::start::leptos_options(
             std::path::Path::new("target/site"),
             "127.0.0.1:0".parse().unwrap(),
             leptos::config::Env::DEV,

@@ -79,9 +79,9 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
         let _ = stopped.wait_for(|s| *s).await;
     }));
     let client = openidconnect::reqwest::Client::new();
-    let link = opencrane::sync::FleetLink { url: format!("http://{addr}"), token: TOKEN.into() };
+    let link = opencrane::silo::sync::FleetLink { url: format!("http://{addr}"), token: TOKEN.into() };
 
-    let n = opencrane::sync::pull_once(&client, &link, "acme", &silo_db).await.unwrap();
+    let n = opencrane::silo::sync::pull_once(&client, &link, "acme", &silo_db).await.unwrap();
     assert_eq!(n, 2);
     let rows = opencrane_silo_db::memberships::list(&silo_db).await.unwrap();
     let got: Vec<(&str, &str, &str)> =
@@ -89,7 +89,7 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
     assert_eq!(got, [("otto", "owner", "active"), ("mia", "member", "suspended")]);
 
     // The silo learns its own ClusterTenant from the fleet too, and the overview shows it.
-    opencrane::sync::pull_own(&client, &link, "acme", &silo_db).await.unwrap();
+    opencrane::silo::sync::pull_own(&client, &link, "acme", &silo_db).await.unwrap();
     let own = opencrane_silo_db::own::get(&silo_db, "acme").await.unwrap().unwrap();
     assert_eq!((own.display_name.as_str(), own.phase.as_str(), own.source.as_str()), ("Acme", "pending", "fleet"));
     let silo = support::silo(silo_db.clone(), true);
@@ -97,14 +97,14 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
     assert_eq!(overview.json()["own"]["displayName"], "Acme", "{}", overview.text);
 
     // A wrong token is refused and changes nothing.
-    let wrong = opencrane::sync::FleetLink { token: "not-the-token-at-all".into(), ..link.clone() };
-    let err = opencrane::sync::pull_once(&client, &wrong, "acme", &silo_db).await.unwrap_err();
+    let wrong = opencrane::silo::sync::FleetLink { token: "not-the-token-at-all".into(), ..link.clone() };
+    let err = opencrane::silo::sync::pull_once(&client, &wrong, "acme", &silo_db).await.unwrap_err();
     assert!(format!("{err:#}").contains("401"), "{err:#}");
     assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
 
     // The fleet goes away: the pull fails, the silo keeps its last copy.
     let _ = stop.send(true);
     server.await.unwrap().unwrap();
-    assert!(opencrane::sync::pull_once(&client, &link, "acme", &silo_db).await.is_err());
+    assert!(opencrane::silo::sync::pull_once(&client, &link, "acme", &silo_db).await.is_err());
     assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
 }

@@ -9,8 +9,9 @@ use axum::{
 use http_body_util::BodyExt as _;
 use leptos::config::Env;
 use opencrane::{
+    fleet,
     http::{AuthConfig, auth::Scope},
-    roles,
+    silo, start,
 };
 use serde_json::Value;
 use sqlx::{PgPool, postgres::PgPoolOptions};
@@ -33,7 +34,7 @@ impl Default for Features {
 }
 
 fn options() -> leptos::config::LeptosOptions {
-    roles::leptos_options(std::path::Path::new("target/site"), "127.0.0.1:0".parse().unwrap(), Env::DEV)
+    start::leptos_options(std::path::Path::new("target/site"), "127.0.0.1:0".parse().unwrap(), Env::DEV)
 }
 
 /// A migrated fleet database (the test's own).
@@ -55,7 +56,7 @@ pub async fn silo_db(pool: &PgPool) -> PgPool {
 
 /// The fleet router; `dev_identity` makes token-less requests the development operator.
 pub fn fleet(pool: PgPool, features: Features, dev_identity: bool) -> Router {
-    let state = roles::fleet_state(
+    let state = fleet::fleet_state(
         options(),
         pool,
         Some("example.com".into()),
@@ -69,7 +70,7 @@ pub fn fleet(pool: PgPool, features: Features, dev_identity: bool) -> Router {
 /// The silo router for ClusterTenant `acme`.
 pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
     let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
-    router(roles::silo_state(options(), pool, "acme".into(), Some("example.com".into()), false), dev_identity, scope)
+    router(silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), false), dev_identity, scope)
 }
 
 fn router(state: AppState, dev_identity: bool, scope: Scope) -> Router {
@@ -202,14 +203,14 @@ pub async fn silo_with_otto_and_mia(pool: &PgPool) -> (PgPool, Router, Vec<(&'st
 
 /// The fleet router with sign-in "configured" (sessions are minted by [`session_cookie`]).
 pub fn fleet_signed_in(pool: PgPool) -> Router {
-    let state = roles::fleet_state(options(), pool, Some("example.com".into()), true, true, true);
+    let state = fleet::fleet_state(options(), pool, Some("example.com".into()), true, true, true);
     router(state, false, Scope::Fleet)
 }
 
 /// A silo router for `acme` with sign-in "configured".
 pub fn silo_signed_in(pool: PgPool) -> Router {
     let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
-    router(roles::silo_state(options(), pool, "acme".into(), Some("example.com".into()), true), false, scope)
+    router(silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), true), false, scope)
 }
 
 /// Headers of a same-origin browser request with `cookie`.

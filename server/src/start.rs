@@ -1,19 +1,17 @@
-//! Start-up of the two roles: configuration → database → state → HTTP server, and graceful
-//! shutdown. `dev` reuses the same pieces for both roles in one process.
+//! Start-up both roles share: sign-in configuration, the database and its migrations, the Leptos
+//! options, the session sweeper and serving the HTTP stack until shutdown. `fleet`, `silo` and
+//! `dev` build on these pieces.
 
 use std::{net::SocketAddr, path::Path, time::Duration};
 
 use anyhow::{Context as _, bail};
-use app::{
-    model::cluster_tenant::ValidationContext,
-    state::{AppState, FleetSettings, RoleSettings, SiloSettings},
-};
+use app::state::AppState;
 use leptos::config::{Env, LeptosOptions};
 use opencrane_db::{PgPool, PoolSettings, Schema};
 use sqlx::migrate::MigrateError;
 
 use crate::{
-    cli::{AuthArgs, DbArgs, FleetArgs, OidcArgs, SiloArgs},
+    cli::{AuthArgs, DbArgs, OidcArgs},
     http::{
         self, AuthConfig,
         auth::{
@@ -22,167 +20,7 @@ use crate::{
         },
         ratelimit::RateLimiter,
     },
-    links,
 };
-
-/// Runs the fleet-manager until SIGTERM or Ctrl-C.
-pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
-    let addr = SocketAddr::new(args.http.bind, args.http.port);
-    if let Some(zitadel) = links::zitadel_link(&args.zitadel, args.namespace.as_deref())? {
-        tracing::info!(
-            url = %zitadel.api_url,
-            key_id = %zitadel.key.key_id,
-            rotation_secret = ?zitadel.rotation_secret,
-            "Zitadel Management API configured"
-        );
-    }
-    let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
-    let pool = open_database(&args.db, Schema::Fleet).await?;
-    let mut state = fleet_state(
-        leptos_options(&args.http.site_root, addr, Env::PROD),
-        pool,
-        args.platform_base_domain.clone(),
-        args.cluster_tenant_manager_enabled,
-        args.billing_enabled,
-        auth.0.oidc.is_some(),
-    );
-    spawn_session_sweeper(state.pool.clone());
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let provisioning = match args.provisioner {
-        crate::provisioner::ProvisionerKind::Local => {
-            bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
-        }
-        crate::provisioner::ProvisionerKind::Kubernetes => {
-            let base = args.platform_base_domain.as_deref();
-            match crate::provisioner::kubernetes_backend(base, args.namespace.as_deref(), &args.cluster).await {
-                Ok(backend) => {
-                    let identity =
-                        args.cluster.pod_name.clone().unwrap_or_else(|| format!("fleet-{}", uuid::Uuid::new_v4()));
-                    let (task, check) = crate::provisioner::spawn_kubernetes(&state, backend, identity, stop_rx);
-                    state.health = Some(check);
-                    task
-                }
-                Err(unavailable) => {
-                    let mut stop_rx = stop_rx;
-                    tokio::spawn(crate::provisioner::run(
-                        state.pool.clone(),
-                        std::sync::Arc::new(unavailable),
-                        async move {
-                            let _ = stop_rx.wait_for(|s| *s).await;
-                        },
-                    ))
-                }
-            }
-        }
-    };
-    let served = serve_role(state, auth, addr, http::shutdown_signal()).await;
-    let _ = stop_tx.send(true);
-    let _ = provisioning.await;
-    served
-}
-
-/// Runs the clustertenant-manager until SIGTERM or Ctrl-C.
-pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
-    let addr = SocketAddr::new(args.http.bind, args.http.port);
-    let link =
-        links::silo_link(args.deployment_mode, args.fleet_internal_url.as_deref(), args.auth.api_token.is_some())?;
-    let watch = links::watch_namespace(args.require_watch_namespace, args.watch_namespace.as_deref())?;
-    tracing::info!(?link, watch_namespace = ?watch, cluster_tenant = %args.cluster_tenant, "silo configuration");
-    let scope = Scope::Silo {
-        cluster_tenant: args.cluster_tenant.clone(),
-        org_admin_groups: args.auth.oidc.org_admin_groups.clone(),
-    };
-    let org = args.org_client_id.clone().map(|client_id| {
-        let mut hosts: Vec<String> =
-            args.platform_base_domain.iter().map(|base| format!("{}.{base}", args.cluster_tenant)).collect();
-        hosts.extend(args.vanity_domain.clone());
-        OrgClient {
-            client: ClientConfig {
-                client_id,
-                client_secret: None,
-                extra_scopes: args.org_id.iter().map(|id| format!("urn:zitadel:iam:org:id:{id}")).collect(),
-            },
-            hosts,
-        }
-    });
-    let auth = auth_config(&args.auth, addr, Vec::new(), scope, org)?;
-    let pool = open_database(&args.db, Schema::Silo).await?;
-    let own_name = args.cluster_tenant.clone();
-    let state = silo_state(
-        leptos_options(&args.http.site_root, addr, Env::PROD),
-        pool,
-        args.cluster_tenant,
-        args.platform_base_domain,
-        auth.0.oidc.is_some(),
-    );
-    spawn_session_sweeper(state.pool.clone());
-    let mut state = state;
-    let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
-    if let app::state::RoleSettings::Silo(silo) = &mut state.role {
-        silo.portal = start_portal(&own_name, &state.pool, &args.portal, portal_stop)?;
-        // In a cluster, each user is also a Tenant resource in the silo's namespace.
-        if let (Some(namespace), Some(client)) =
-            (watch.clone(), opencrane_provision::kubernetes::in_cluster_client().await)
-        {
-            let runtime =
-                opencrane_portal::runtime::TenantRuntime::new(client, &namespace, state.pool.clone(), &own_name);
-            let trigger = opencrane_portal::reconcile::Trigger::default();
-            silo.portal.triggers.push(trigger.clone());
-            tokio::spawn(runtime.run(trigger));
-            tracing::info!(%namespace, "Tenant resources follow the users");
-        }
-    }
-    // A fleet-managed silo keeps its membership read-model in step with the fleet.
-    let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
-    if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, args.auth.api_token.clone()) {
-        let link = crate::sync::FleetLink { url: fleet_url.clone(), token };
-        crate::sync::spawn(link, own_name, state.pool.clone(), stop_rx);
-    }
-    serve_role(state, auth, addr, http::shutdown_signal()).await
-}
-
-/// The fleet's state.
-pub fn fleet_state(
-    leptos_options: LeptosOptions,
-    pool: PgPool,
-    base_domain: Option<String>,
-    cluster_tenants_enabled: bool,
-    billing_enabled: bool,
-    sign_in: bool,
-) -> AppState {
-    AppState {
-        leptos_options,
-        pool,
-        role: RoleSettings::Fleet(FleetSettings {
-            cluster_tenants_enabled,
-            billing_enabled,
-            validation: ValidationContext { base_domain, dedicated_cluster_available: false },
-        }),
-        sign_in,
-        health: None,
-    }
-}
-
-/// A silo's state.
-pub fn silo_state(
-    leptos_options: LeptosOptions,
-    pool: PgPool,
-    cluster_tenant: String,
-    base_domain: Option<String>,
-    sign_in: bool,
-) -> AppState {
-    AppState {
-        leptos_options,
-        pool,
-        role: RoleSettings::Silo(SiloSettings {
-            cluster_tenant,
-            base_domain,
-            portal: app::state::PortalRuntime::default(),
-        }),
-        sign_in,
-        health: None,
-    }
-}
 
 /// Sweeps expired sessions every minute (records and index rows).
 pub fn spawn_session_sweeper(pool: PgPool) {
@@ -396,50 +234,12 @@ pub async fn serve_on(
     Ok(())
 }
 
-/// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
-/// when an endpoint is configured. Misconfiguration fails the start with the variable named.
-pub fn start_portal(
-    silo: &str,
-    pool: &PgPool,
-    args: &crate::cli::PortalArgs,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<app::state::PortalRuntime> {
-    use anyhow::Context as _;
-    let secrets = match args.credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
-        Some(key) => Some(std::sync::Arc::new(
-            opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
-        )),
-        None => None,
-    };
-    let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
-        return Ok(app::state::PortalRuntime { secrets, litellm: None, triggers: Vec::new() });
-    };
-    let master = args
-        .litellm_master_key
-        .as_deref()
-        .filter(|k| !k.trim().is_empty())
-        .ok_or_else(|| anyhow::anyhow!("LITELLM_MASTER_KEY is required with LITELLM_ENDPOINT"))?;
-    let sealing = secrets.clone().ok_or_else(|| {
-        anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
-    })?;
-    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
-    let reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
-    let trigger = reconciler.trigger();
-    tokio::spawn(async move {
-        tokio::select! {
-            () = reconciler.run() => {}
-            _ = stop.wait_for(|s| *s) => {}
-        }
-    });
-    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), triggers: vec![trigger] })
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Cli, Command, FleetArgs};
 
     fn fleet(extra: &[&str]) -> FleetArgs {
         let mut argv = vec!["opencrane", "fleet-manager", "--database-url", "postgres://x/y"];

@@ -1,0 +1,96 @@
+//! The fleet-manager's wiring: its state, the provisioning backend (`provisioner`) and the
+//! service layer the Kubernetes watch hands foreign resources to (`registry`).
+
+pub mod provisioner;
+pub mod registry;
+
+use std::net::SocketAddr;
+
+use anyhow::bail;
+use app::{
+    model::cluster_tenant::ValidationContext,
+    state::{AppState, FleetSettings, RoleSettings},
+};
+use leptos::config::{Env, LeptosOptions};
+use opencrane_db::{PgPool, Schema};
+
+use crate::{
+    cli::{FleetArgs, ProvisionerKind},
+    http::{self, auth::Scope},
+    links,
+    start::{auth_config, leptos_options, open_database, serve_role, spawn_session_sweeper},
+};
+
+/// Runs the fleet-manager until SIGTERM or Ctrl-C.
+pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
+    let addr = SocketAddr::new(args.http.bind, args.http.port);
+    if let Some(zitadel) = links::zitadel_link(&args.zitadel, args.namespace.as_deref())? {
+        tracing::info!(
+            url = %zitadel.api_url,
+            key_id = %zitadel.key.key_id,
+            rotation_secret = ?zitadel.rotation_secret,
+            "Zitadel Management API configured"
+        );
+    }
+    let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
+    let pool = open_database(&args.db, Schema::Fleet).await?;
+    let mut state = fleet_state(
+        leptos_options(&args.http.site_root, addr, Env::PROD),
+        pool,
+        args.platform_base_domain.clone(),
+        args.cluster_tenant_manager_enabled,
+        args.billing_enabled,
+        auth.0.oidc.is_some(),
+    );
+    spawn_session_sweeper(state.pool.clone());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let provisioning = match args.provisioner {
+        ProvisionerKind::Local => {
+            bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
+        }
+        ProvisionerKind::Kubernetes => {
+            let base = args.platform_base_domain.as_deref();
+            match provisioner::kubernetes_backend(base, args.namespace.as_deref(), &args.cluster).await {
+                Ok(backend) => {
+                    let identity =
+                        args.cluster.pod_name.clone().unwrap_or_else(|| format!("fleet-{}", uuid::Uuid::new_v4()));
+                    let (task, check) = provisioner::spawn_kubernetes(&state, backend, identity, stop_rx);
+                    state.health = Some(check);
+                    task
+                }
+                Err(unavailable) => {
+                    let mut stop_rx = stop_rx;
+                    tokio::spawn(provisioner::run(state.pool.clone(), std::sync::Arc::new(unavailable), async move {
+                        let _ = stop_rx.wait_for(|s| *s).await;
+                    }))
+                }
+            }
+        }
+    };
+    let served = serve_role(state, auth, addr, http::shutdown_signal()).await;
+    let _ = stop_tx.send(true);
+    let _ = provisioning.await;
+    served
+}
+
+/// The fleet's state.
+pub fn fleet_state(
+    leptos_options: LeptosOptions,
+    pool: PgPool,
+    base_domain: Option<String>,
+    cluster_tenants_enabled: bool,
+    billing_enabled: bool,
+    sign_in: bool,
+) -> AppState {
+    AppState {
+        leptos_options,
+        pool,
+        role: RoleSettings::Fleet(FleetSettings {
+            cluster_tenants_enabled,
+            billing_enabled,
+            validation: ValidationContext { base_domain, dedicated_cluster_available: false },
+        }),
+        sign_in,
+        health: None,
+    }
+}

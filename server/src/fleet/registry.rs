@@ -1,0 +1,115 @@
+//! The fleet's service registry: ClusterTenant resources the fleet did not write go through the
+//! service layer exactly as API calls do.
+
+use opencrane_crd::cluster_tenant::ClusterTenantSpec;
+use opencrane_provision::kubernetes::Registry;
+
+/// The service layer as the Kubernetes backend's [`Registry`]: a ClusterTenant resource applied
+/// with kubectl is created, edited or deleted through exactly the functions the console and the
+/// REST API call (same validation, same audit entries), acting as the `controller` service token.
+pub struct ServiceRegistry {
+    /// The fleet's state.
+    pub state: app::state::AppState,
+}
+
+impl ServiceRegistry {
+    fn caller() -> app::state::Caller {
+        app::state::Caller {
+            principal: Some(app::model::principal::Principal::api_token("controller")),
+            request_id: format!("controller-{}", uuid::Uuid::new_v4()),
+            session_id: None,
+        }
+    }
+}
+
+/// What a resource's spec asks for, as the API's create request.
+pub fn create_request(name: &str, spec: &ClusterTenantSpec) -> app::model::cluster_tenant::ClusterTenantCreateRequest {
+    use app::model::cluster_tenant as m;
+    use opencrane_crd::cluster_tenant as crd;
+    m::ClusterTenantCreateRequest {
+        name: name.to_owned(),
+        display_name: spec.display_name.clone(),
+        vanity_domain: spec.vanity_domain.clone(),
+        isolation_tier: Some(match spec.isolation_tier {
+            crd::IsolationTier::Shared => m::IsolationTier::Shared,
+            crd::IsolationTier::DedicatedNodes => m::IsolationTier::DedicatedNodes,
+            crd::IsolationTier::DedicatedCluster => m::IsolationTier::DedicatedCluster,
+        }),
+        compute: Some(m::ComputeRequest {
+            mode: Some(match spec.compute.mode {
+                crd::ComputeMode::Shared => m::ComputeMode::Shared,
+                crd::ComputeMode::Dedicated => m::ComputeMode::Dedicated,
+            }),
+            node_pool: spec.compute.node_pool.clone(),
+        }),
+        resources: Some(m::Resources {
+            quota: Some(spec.resources.quota.as_ref().map_or_else(m::Quota::default, |q| m::Quota {
+                cpu: q.cpu.clone(),
+                memory: q.memory.clone(),
+                pods: q.pods,
+                storage: q.storage.clone(),
+                gpu: q.gpu,
+            })),
+        }),
+        seat_cap: None,
+        owner: spec.owner.as_ref().map(|o| m::OwnerRequest { subject: o.subject.clone(), email: o.email.clone() }),
+        termination_policy: Some(match spec.termination_policy {
+            crd::TerminationPolicy::Retain => m::TerminationPolicy::Retain,
+            crd::TerminationPolicy::Delete => m::TerminationPolicy::Delete,
+        }),
+        silo_version: spec.silo_version.clone(),
+        suspended: Some(spec.suspended),
+    }
+}
+
+fn refusal(error: &app::error::AppError) -> String {
+    match error {
+        app::error::AppError::Validation { fields } => {
+            fields.0.iter().map(|(field, message)| format!("spec.{field}: {message}")).collect::<Vec<_>>().join("; ")
+        }
+        other => other.to_string(),
+    }
+}
+
+#[async_trait::async_trait]
+impl Registry for ServiceRegistry {
+    async fn adopt(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), opencrane_provision::Error> {
+        let created =
+            app::service::cluster_tenants::create(&self.state, &Self::caller(), create_request(name, spec)).await;
+        created
+            .map(|_| tracing::info!(cluster_tenant = name, "adopted a ClusterTenant resource created out of band"))
+            .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
+    }
+
+    async fn edit(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), opencrane_provision::Error> {
+        let request = create_request(name, spec);
+        let update = app::model::cluster_tenant::ClusterTenantUpdateRequest {
+            display_name: Some(request.display_name),
+            vanity_domain: match request.vanity_domain {
+                Some(domain) => app::model::cluster_tenant::Patch::Set(domain),
+                None => app::model::cluster_tenant::Patch::Clear,
+            },
+            isolation_tier: request.isolation_tier,
+            compute: request.compute,
+            resources: request.resources,
+            seat_cap: app::model::cluster_tenant::Patch::Keep,
+            termination_policy: request.termination_policy,
+            silo_version: match request.silo_version {
+                Some(version) => app::model::cluster_tenant::Patch::Set(version),
+                None => app::model::cluster_tenant::Patch::Clear,
+            },
+            suspended: request.suspended,
+        };
+        app::service::cluster_tenants::update(&self.state, &Self::caller(), name, update)
+            .await
+            .map(|_| ())
+            .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), opencrane_provision::Error> {
+        app::service::cluster_tenants::delete(&self.state, &Self::caller(), name, None)
+            .await
+            .map(|_| ())
+            .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
+    }
+}

@@ -1,0 +1,139 @@
+//! The clustertenant-manager's wiring: its state, the portal runtime (LiteLLM reconciler and the
+//! Tenant resources) and the membership read-model kept in step with the fleet (`sync`).
+
+pub mod sync;
+
+use std::net::SocketAddr;
+
+use app::state::{AppState, RoleSettings, SiloSettings};
+use leptos::config::{Env, LeptosOptions};
+use opencrane_db::{PgPool, Schema};
+
+use crate::{
+    cli::SiloArgs,
+    http::{
+        self,
+        auth::{OrgClient, Scope, oidc::ClientConfig},
+    },
+    links,
+    start::{auth_config, leptos_options, open_database, serve_role, spawn_session_sweeper},
+};
+
+/// Runs the clustertenant-manager until SIGTERM or Ctrl-C.
+pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
+    let addr = SocketAddr::new(args.http.bind, args.http.port);
+    let link =
+        links::silo_link(args.deployment_mode, args.fleet_internal_url.as_deref(), args.auth.api_token.is_some())?;
+    let watch = links::watch_namespace(args.require_watch_namespace, args.watch_namespace.as_deref())?;
+    tracing::info!(?link, watch_namespace = ?watch, cluster_tenant = %args.cluster_tenant, "silo configuration");
+    let scope = Scope::Silo {
+        cluster_tenant: args.cluster_tenant.clone(),
+        org_admin_groups: args.auth.oidc.org_admin_groups.clone(),
+    };
+    let org = args.org_client_id.clone().map(|client_id| {
+        let mut hosts: Vec<String> =
+            args.platform_base_domain.iter().map(|base| format!("{}.{base}", args.cluster_tenant)).collect();
+        hosts.extend(args.vanity_domain.clone());
+        OrgClient {
+            client: ClientConfig {
+                client_id,
+                client_secret: None,
+                extra_scopes: args.org_id.iter().map(|id| format!("urn:zitadel:iam:org:id:{id}")).collect(),
+            },
+            hosts,
+        }
+    });
+    let auth = auth_config(&args.auth, addr, Vec::new(), scope, org)?;
+    let pool = open_database(&args.db, Schema::Silo).await?;
+    let own_name = args.cluster_tenant.clone();
+    let state = silo_state(
+        leptos_options(&args.http.site_root, addr, Env::PROD),
+        pool,
+        args.cluster_tenant,
+        args.platform_base_domain,
+        auth.0.oidc.is_some(),
+    );
+    spawn_session_sweeper(state.pool.clone());
+    let mut state = state;
+    let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
+    if let app::state::RoleSettings::Silo(silo) = &mut state.role {
+        silo.portal = start_portal(&own_name, &state.pool, &args.portal, portal_stop)?;
+        // In a cluster, each user is also a Tenant resource in the silo's namespace.
+        if let (Some(namespace), Some(client)) =
+            (watch.clone(), opencrane_provision::kubernetes::in_cluster_client().await)
+        {
+            let runtime =
+                opencrane_portal::runtime::TenantRuntime::new(client, &namespace, state.pool.clone(), &own_name);
+            let trigger = opencrane_portal::reconcile::Trigger::default();
+            silo.portal.triggers.push(trigger.clone());
+            tokio::spawn(runtime.run(trigger));
+            tracing::info!(%namespace, "Tenant resources follow the users");
+        }
+    }
+    // A fleet-managed silo keeps its membership read-model in step with the fleet.
+    let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
+    if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, args.auth.api_token.clone()) {
+        let link = sync::FleetLink { url: fleet_url.clone(), token };
+        sync::spawn(link, own_name, state.pool.clone(), stop_rx);
+    }
+    serve_role(state, auth, addr, http::shutdown_signal()).await
+}
+
+/// A silo's state.
+pub fn silo_state(
+    leptos_options: LeptosOptions,
+    pool: PgPool,
+    cluster_tenant: String,
+    base_domain: Option<String>,
+    sign_in: bool,
+) -> AppState {
+    AppState {
+        leptos_options,
+        pool,
+        role: RoleSettings::Silo(SiloSettings {
+            cluster_tenant,
+            base_domain,
+            portal: app::state::PortalRuntime::default(),
+        }),
+        sign_in,
+        health: None,
+    }
+}
+
+/// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
+/// when an endpoint is configured. Misconfiguration fails the start with the variable named.
+pub fn start_portal(
+    silo: &str,
+    pool: &PgPool,
+    args: &crate::cli::PortalArgs,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<app::state::PortalRuntime> {
+    use anyhow::Context as _;
+    let secrets = match args.credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
+        Some(key) => Some(std::sync::Arc::new(
+            opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
+        )),
+        None => None,
+    };
+    let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
+        return Ok(app::state::PortalRuntime { secrets, litellm: None, triggers: Vec::new() });
+    };
+    let master = args
+        .litellm_master_key
+        .as_deref()
+        .filter(|k| !k.trim().is_empty())
+        .ok_or_else(|| anyhow::anyhow!("LITELLM_MASTER_KEY is required with LITELLM_ENDPOINT"))?;
+    let sealing = secrets.clone().ok_or_else(|| {
+        anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
+    })?;
+    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
+    let reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
+    let trigger = reconciler.trigger();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = reconciler.run() => {}
+            _ = stop.wait_for(|s| *s) => {}
+        }
+    });
+    Ok(app::state::PortalRuntime { secrets, litellm: Some(endpoint.to_owned()), triggers: vec![trigger] })
+}
