@@ -2,16 +2,13 @@
 //! plain server-rendered HTML.
 //!
 //! Islands get their data as serialisable props, validate with the same functions the server
-//! uses (`crate::model`), and talk to the server only through server functions.
+//! uses (`crate::model`), and talk to the server only through server functions. By role: [`fleet`]
+//! (the customer form, delete dialog, checklist, billing form) and [`silo`] (the described portal
+//! form, the portal tools, the token form); [`session_actions`] serves both.
 
-pub mod billing_account;
-pub mod cluster_tenant_editor;
-pub mod delete_cluster_tenant;
-pub mod portal_form;
-pub mod portal_tools;
-pub mod provisioning;
+pub mod fleet;
 pub mod session_actions;
-pub mod token_form;
+pub mod silo;
 
 /// Sends the browser to `href` (a full navigation: the next page is server-rendered).
 pub(crate) fn navigate(href: &str) {

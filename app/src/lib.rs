@@ -78,7 +78,7 @@ pub struct UiContext {
     /// Whether the billing area is mounted (fleet).
     pub billing_enabled: bool,
     /// Validation settings for forms.
-    pub validation: model::cluster_tenant::ValidationContext,
+    pub validation: model::fleet::cluster_tenant::ValidationContext,
     /// Whether sign-in through the identity provider is configured.
     pub sign_in: bool,
 }

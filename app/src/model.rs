@@ -1,13 +1,12 @@
 //! Wire types shared by the server and the browser: request and response bodies, the signed-in
-//! principal, and the validation rules (which must give the same answer on both sides).
+//! principal, and the validation rules (which must give the same answer on both sides). By role:
+//! [`fleet`] and [`silo`]; both roles' areas (audit, principal, sessions, links) at the top.
 //! Integers are `i32`/`i64`, never `usize`, so they mean the same on wasm32.
 
 pub mod audit;
-pub mod billing;
-pub mod cluster_tenant;
-pub mod portal;
+pub mod fleet;
+pub mod href;
 pub mod principal;
-pub mod provisioning;
 pub mod session;
 pub mod silo;
 

@@ -6,16 +6,17 @@
 //! [`Caller`](crate::state::Caller), asks [`authorize`](crate::authz::authorize) first, and
 //! returns wire types or an [`AppError`](crate::error::AppError).
 //!
+//! Rooms by role: [`fleet`] (customers, billing; platform operators), [`silo`] (one silo's
+//! overview, members, users, groups, policies, access, budgets, models and access tokens; its
+//! admins), and the areas both roles have at the top ([`audit`], [`sessions`]).
+//!
 //! Every mutation writes its audit entry in the same transaction: if the entry cannot be written,
 //! the mutation does not happen (fail closed). Refusals are recorded too, on a best-effort basis.
 
 pub mod audit;
-pub mod billing;
-pub mod cluster_tenants;
-pub mod portal;
+pub mod fleet;
 pub mod sessions;
 pub mod silo;
-pub mod tokens;
 
 use opencrane_common_db::audit::{self as audit_log, NewAuditEntry};
 use sqlx::PgExecutor;
@@ -39,9 +40,24 @@ pub(crate) fn db_failure(caller: &Caller, err: opencrane_db::Error) -> AppError 
     }
 }
 
-/// Maps a driver error (beginning or committing a transaction).
-pub(crate) fn sql_failure(caller: &Caller, err: sqlx::Error) -> AppError {
-    db_failure(caller, err.into())
+/// Maps a query's or transaction's error to the wire error, so each call site says
+/// `.or_fail(caller)` instead of spelling out the mapping.
+pub(crate) trait OrFail<T> {
+    /// A failure the caller cannot fix: 503 for an outage, otherwise 500; the cause is logged
+    /// with the request id and only the id leaves (see [`db_failure`]).
+    fn or_fail(self, caller: &Caller) -> Result<T, AppError>;
+}
+
+impl<T> OrFail<T> for Result<T, opencrane_db::Error> {
+    fn or_fail(self, caller: &Caller) -> Result<T, AppError> {
+        self.map_err(|e| db_failure(caller, e))
+    }
+}
+
+impl<T> OrFail<T> for Result<T, sqlx::Error> {
+    fn or_fail(self, caller: &Caller) -> Result<T, AppError> {
+        self.map_err(|e| db_failure(caller, e.into()))
+    }
 }
 
 /// Logs `err` with its source chain and returns a bare internal error.
@@ -75,7 +91,7 @@ pub(crate) async fn record(
         request_id: Some(&caller.request_id),
         metadata: &metadata,
     };
-    audit_log::append(db, &entry).await.map(|_| ()).map_err(|e| db_failure(caller, e))
+    audit_log::append(db, &entry).await.map(|_| ()).or_fail(caller)
 }
 
 /// Records a sign-in or sign-out (used by the server's auth routes, outside any mutation).

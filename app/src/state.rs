@@ -7,7 +7,7 @@ use opencrane_db::PgPool;
 use crate::{
     Role,
     error::AppError,
-    model::{cluster_tenant::ValidationContext, principal::Principal},
+    model::{fleet::cluster_tenant::ValidationContext, principal::Principal},
 };
 
 /// The fleet-manager's settings.

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use anyhow::bail;
 use app::{
-    model::cluster_tenant::ValidationContext,
+    model::fleet::cluster_tenant::ValidationContext,
     state::{AppState, FleetSettings, RoleSettings},
 };
 use leptos::config::{Env, LeptosOptions};

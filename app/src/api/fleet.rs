@@ -9,12 +9,12 @@ use crate::{
     error::AppError,
     model::{
         audit::{AuditPage, AuditQuery},
-        billing::{BillingAccount, BillingAccountRequest},
-        cluster_tenant::{
+        fleet::billing::{BillingAccount, BillingAccountRequest},
+        fleet::cluster_tenant::{
             ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
             TerminationPolicy,
         },
-        provisioning::{ProvisioningView, StepId},
+        fleet::provisioning::{ProvisioningView, StepId},
         session::{RevokeSessions, SessionView},
     },
 };
@@ -23,21 +23,21 @@ use crate::{
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/list", input = Json)]
 pub async fn list_cluster_tenants(query: ListQuery) -> Result<ClusterTenantPage, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::list(&state, &caller, query).await)
+    respond(service::fleet::cluster_tenants::list(&state, &caller, query).await)
 }
 
 /// One ClusterTenant.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/get", input = Json)]
 pub async fn get_cluster_tenant(name: String) -> Result<ClusterTenant, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::get(&state, &caller, &name).await)
+    respond(service::fleet::cluster_tenants::get(&state, &caller, &name).await)
 }
 
 /// Creates a ClusterTenant.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/create", input = Json)]
 pub async fn create_cluster_tenant(request: ClusterTenantCreateRequest) -> Result<ClusterTenant, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::create(&state, &caller, request).await)
+    respond(service::fleet::cluster_tenants::create(&state, &caller, request).await)
 }
 
 /// Updates a ClusterTenant's desired state.
@@ -47,7 +47,7 @@ pub async fn update_cluster_tenant(
     request: ClusterTenantUpdateRequest,
 ) -> Result<ClusterTenant, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::update(&state, &caller, &name, request).await)
+    respond(service::fleet::cluster_tenants::update(&state, &caller, &name, request).await)
 }
 
 /// Starts deleting a ClusterTenant; `confirmation` must repeat its name (checked here too, not
@@ -62,42 +62,42 @@ pub async fn delete_cluster_tenant(
     if confirmation.trim() != name {
         return respond(Err(AppError::field("confirmation", format!("Type “{name}” to confirm."))));
     }
-    respond(service::cluster_tenants::delete(&state, &caller, &name, termination_policy).await.map(|_| ()))
+    respond(service::fleet::cluster_tenants::delete(&state, &caller, &name, termination_policy).await.map(|_| ()))
 }
 
 /// The provisioning checklist of a ClusterTenant (polled by the detail page while it settles).
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/provisioning", input = Json)]
 pub async fn get_provisioning(name: String) -> Result<ProvisioningView, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::provisioning_view(&state, &caller, &name).await)
+    respond(service::fleet::cluster_tenants::provisioning_view(&state, &caller, &name).await)
 }
 
 /// Retries one failed provisioning step, or all of them.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/retry", input = Json)]
 pub async fn retry_provisioning(name: String, step: Option<StepId>) -> Result<(), AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::retry(&state, &caller, &name, step).await)
+    respond(service::fleet::cluster_tenants::retry(&state, &caller, &name, step).await)
 }
 
 /// Suspends or resumes a ClusterTenant's silo.
 #[server(prefix = "/api/fleet", endpoint = "cluster-tenants/suspend", input = Json)]
 pub async fn set_cluster_tenant_suspended(name: String, suspended: bool) -> Result<ClusterTenant, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::cluster_tenants::set_suspended(&state, &caller, &name, suspended).await)
+    respond(service::fleet::cluster_tenants::set_suspended(&state, &caller, &name, suspended).await)
 }
 
 /// The caller's own billing account, if any.
 #[server(prefix = "/api/fleet", endpoint = "billing/mine", input = Json)]
 pub async fn my_billing_account() -> Result<Option<BillingAccount>, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::billing::mine(&state, &caller).await)
+    respond(service::fleet::billing::mine(&state, &caller).await)
 }
 
 /// Creates the caller's billing account or renames it.
 #[server(prefix = "/api/fleet", endpoint = "billing/save", input = Json)]
 pub async fn save_billing_account(request: BillingAccountRequest) -> Result<BillingAccount, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::billing::upsert_mine(&state, &caller, request).await.map(|(account, _)| account))
+    respond(service::fleet::billing::upsert_mine(&state, &caller, request).await.map(|(account, _)| account))
 }
 
 /// A page of the fleet's audit log.

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::{error::AppError, model::cluster_tenant::Phase};
+use crate::{error::AppError, model::fleet::cluster_tenant::Phase};
 
 /// A ClusterTenant phase as a coloured badge with a shape, so colour is never the only signal.
 #[component]

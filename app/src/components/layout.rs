@@ -4,9 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
-use crate::{
-    Role, UiContext, VERSION, current_principal, model::cluster_tenant::url_encode, model::principal::PrincipalKind,
-};
+use crate::{Role, UiContext, VERSION, current_principal, model::href::url_encode, model::principal::PrincipalKind};
 
 /// The sign-in link that returns to `path` afterwards.
 pub fn sign_in_href(path: &str) -> String {

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::href::Href;
+
 /// An audit entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,13 +56,12 @@ impl AuditQuery {
 
     /// The audit page URL for the next (older) page.
     pub fn next_href(&self, before: i64) -> String {
-        let mut params = vec![format!("before={before}")];
-        for (k, v) in [("actor", &self.actor), ("action", &self.action), ("outcome", &self.outcome)] {
-            if let Some(v) = v {
-                params.push(format!("{k}={}", super::cluster_tenant::url_encode(v)));
-            }
-        }
-        format!("/audit?{}", params.join("&"))
+        Href::new("/audit")
+            .param("before", Some(before.to_string()))
+            .param("actor", self.actor.as_deref())
+            .param("action", self.action.as_deref())
+            .param("outcome", self.outcome.as_deref())
+            .build()
     }
 }
 

@@ -1,54 +1,20 @@
-//! Wire types of the silo pages: overview and members (the read-model).
+//! Wire types of the clustertenant-manager (the silo), by area: overview and members, users,
+//! groups, policies and grants, effective access, budgets and spend, model routing. Shared by
+//! the pages, islands, server functions and the REST API; re-exported here, so a type's path is
+//! `model::silo::X` whatever its area.
 
-use serde::{Deserialize, Serialize};
+pub mod access;
+pub mod budgets;
+pub mod groups;
+pub mod models;
+pub mod overview;
+pub mod policies;
+pub mod users;
 
-/// The silo overview card.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SiloSummary {
-    /// The ClusterTenant this silo serves.
-    pub cluster_tenant: String,
-    /// Its namespace.
-    pub namespace: String,
-    /// Members in the read-model.
-    pub members: i64,
-    /// Active members.
-    pub active_members: i64,
-    /// Audit entries recorded.
-    pub audit_entries: i64,
-    /// What the silo learnt about its own ClusterTenant (none until the first sync).
-    #[serde(default)]
-    pub own: Option<OwnClusterTenant>,
-}
-
-/// The silo's own ClusterTenant, as its read-model holds it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OwnClusterTenant {
-    /// Display name.
-    pub display_name: String,
-    /// Phase.
-    pub phase: super::cluster_tenant::Phase,
-    /// Suspended.
-    pub suspended: bool,
-    /// Vanity host.
-    pub vanity_domain: Option<String>,
-    /// `resource` (its custom resource) or `fleet`.
-    pub source: String,
-    /// When it was learnt.
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-}
-
-/// A member as projected from the fleet.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Member {
-    /// IdP subject.
-    pub subject: String,
-    /// `owner`, `admin` or `member`.
-    pub role: String,
-    /// `active` or `suspended`.
-    pub status: String,
-    /// Last projected change.
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-}
+pub use access::*;
+pub use budgets::*;
+pub use groups::*;
+pub use models::*;
+pub use overview::*;
+pub use policies::*;
+pub use users::*;

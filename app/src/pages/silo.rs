@@ -18,7 +18,7 @@ use crate::{
         format::timestamp,
         table::{DataTable, EmptyState},
     },
-    model::portal::{LimitView, SyncView},
+    model::silo::{LimitView, SyncView},
 };
 
 /// Whether LiteLLM enforces what the pages show, and how its last pass went.
@@ -67,7 +67,7 @@ pub fn LimitTable(limits: Vec<LimitView>, show_binding: bool) -> impl IntoView {
                     <td class="nowrap" title=timestamp(l.resets_at)>{l.resets_local.clone()}</td>
                     <td class="actions">
                         {(!show_binding).then(|| view! {
-                            <crate::islands::portal_form::RowActionButton action=crate::islands::portal_form::RowAction::DeleteLimit(l.id.clone()) label="Remove".to_owned() done="/budgets".to_owned() />
+                            <crate::islands::silo::portal_form::RowActionButton action=crate::islands::silo::portal_form::RowAction::DeleteLimit(l.id.clone()) label="Remove".to_owned() done="/budgets".to_owned() />
                         })}
                     </td>
                 </tr>

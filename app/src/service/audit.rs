@@ -1,8 +1,8 @@
 //! Reading the audit log: the fleet's (platform operators) and a silo's (its owners and admins).
 
+use crate::service::OrFail as _;
 use opencrane_common_db::audit::{self as db, AuditFilter};
 
-use super::db_failure;
 use crate::{
     Role,
     authz::{Action, authorize},
@@ -21,7 +21,7 @@ pub async fn list(state: &AppState, caller: &Caller, query: AuditQuery) -> Resul
         Role::Silo => authorize(caller.principal.as_ref(), Action::AdministerSilo(&state.silo()?.cluster_tenant))?,
     };
     let filter = AuditFilter { actor: query.actor, action_prefix: query.action, outcome: query.outcome };
-    let rows = db::list(&state.pool, &filter, query.before, PAGE + 1).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&state.pool, &filter, query.before, PAGE + 1).await.or_fail(caller)?;
     let has_more = rows.len() > usize::try_from(PAGE).unwrap_or(usize::MAX);
     let entries: Vec<AuditEntry> = rows
         .into_iter()

@@ -23,8 +23,11 @@ impl ServiceRegistry {
 }
 
 /// What a resource's spec asks for, as the API's create request.
-pub fn create_request(name: &str, spec: &ClusterTenantSpec) -> app::model::cluster_tenant::ClusterTenantCreateRequest {
-    use app::model::cluster_tenant as m;
+pub fn create_request(
+    name: &str,
+    spec: &ClusterTenantSpec,
+) -> app::model::fleet::cluster_tenant::ClusterTenantCreateRequest {
+    use app::model::fleet::cluster_tenant as m;
     use opencrane_crd::cluster_tenant as crd;
     m::ClusterTenantCreateRequest {
         name: name.to_owned(),
@@ -75,7 +78,8 @@ fn refusal(error: &app::error::AppError) -> String {
 impl Registry for ServiceRegistry {
     async fn adopt(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), opencrane_provision::Error> {
         let created =
-            app::service::cluster_tenants::create(&self.state, &Self::caller(), create_request(name, spec)).await;
+            app::service::fleet::cluster_tenants::create(&self.state, &Self::caller(), create_request(name, spec))
+                .await;
         created
             .map(|_| tracing::info!(cluster_tenant = name, "adopted a ClusterTenant resource created out of band"))
             .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
@@ -83,31 +87,31 @@ impl Registry for ServiceRegistry {
 
     async fn edit(&self, name: &str, spec: &ClusterTenantSpec) -> Result<(), opencrane_provision::Error> {
         let request = create_request(name, spec);
-        let update = app::model::cluster_tenant::ClusterTenantUpdateRequest {
+        let update = app::model::fleet::cluster_tenant::ClusterTenantUpdateRequest {
             display_name: Some(request.display_name),
             vanity_domain: match request.vanity_domain {
-                Some(domain) => app::model::cluster_tenant::Patch::Set(domain),
-                None => app::model::cluster_tenant::Patch::Clear,
+                Some(domain) => app::model::fleet::cluster_tenant::Patch::Set(domain),
+                None => app::model::fleet::cluster_tenant::Patch::Clear,
             },
             isolation_tier: request.isolation_tier,
             compute: request.compute,
             resources: request.resources,
-            seat_cap: app::model::cluster_tenant::Patch::Keep,
+            seat_cap: app::model::fleet::cluster_tenant::Patch::Keep,
             termination_policy: request.termination_policy,
             silo_version: match request.silo_version {
-                Some(version) => app::model::cluster_tenant::Patch::Set(version),
-                None => app::model::cluster_tenant::Patch::Clear,
+                Some(version) => app::model::fleet::cluster_tenant::Patch::Set(version),
+                None => app::model::fleet::cluster_tenant::Patch::Clear,
             },
             suspended: request.suspended,
         };
-        app::service::cluster_tenants::update(&self.state, &Self::caller(), name, update)
+        app::service::fleet::cluster_tenants::update(&self.state, &Self::caller(), name, update)
             .await
             .map(|_| ())
             .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))
     }
 
     async fn delete(&self, name: &str) -> Result<(), opencrane_provision::Error> {
-        app::service::cluster_tenants::delete(&self.state, &Self::caller(), name, None)
+        app::service::fleet::cluster_tenants::delete(&self.state, &Self::caller(), name, None)
             .await
             .map(|_| ())
             .map_err(|e| opencrane_provision::Error::Refused(refusal(&e)))

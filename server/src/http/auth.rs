@@ -255,7 +255,8 @@ async fn access_token_principal(
     token: &str,
 ) -> Result<Option<Principal>, opencrane_db::Error> {
     let Scope::Silo { cluster_tenant, .. } = scope else { return Ok(None) };
-    let Some(row) = opencrane_silo_db::access_tokens::authenticate(pool, &app::service::tokens::hash(token)).await?
+    let Some(row) =
+        opencrane_silo_db::access_tokens::authenticate(pool, &app::service::silo::tokens::hash(token)).await?
     else {
         return Ok(None);
     };
@@ -286,7 +287,7 @@ pub async fn authenticate(State((auth, pool)): State<(AuthConfig, PgPool)>, mut 
     let principal = match bearer {
         Some(Some(token)) => match auth.token_name(token) {
             Some(name) => Some(Principal::api_token(name)),
-            None if token.starts_with(app::service::tokens::PREFIX) => {
+            None if token.starts_with(app::service::silo::tokens::PREFIX) => {
                 match access_token_principal(&pool, &auth.0.scope, token).await {
                     Ok(Some(p)) => Some(p),
                     Ok(None) => return unauthorized(&req, "INVALID_TOKEN", "Invalid, expired or revoked token."),

@@ -28,11 +28,11 @@ async fn members(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    let members = service::cluster_tenants::members_for_silo(&state, &caller, &name).await.api(&caller)?;
+    let members = service::fleet::cluster_tenants::members_for_silo(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(members).into_response())
 }
 
 async fn own(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
-    let own = service::cluster_tenants::silo_self(&state, &caller, &name).await.api(&caller)?;
+    let own = service::fleet::cluster_tenants::silo_self(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(own).into_response())
 }

@@ -58,6 +58,26 @@ async fn get<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(&body).with_context(|| format!("decoding the answer of {url}"))
 }
 
+/// The fleet's memberships as the silo's read-model rows `(subject, role, status)`. Fail closed:
+/// only `active` grants access and `suspended` keeps the row without it; any other status (a
+/// pending invitation, a state a newer fleet adds) is left out, so that person has no access here.
+pub fn project(members: &[MemberWire]) -> Vec<(&str, &str, &'static str)> {
+    members
+        .iter()
+        .filter_map(|m| {
+            let status = match m.status.as_str() {
+                "active" => "active",
+                "suspended" => "suspended",
+                other => {
+                    tracing::warn!(subject = %m.subject, status = other, "membership status not understood: no access");
+                    return None;
+                }
+            };
+            Some((m.subject.as_str(), m.role.as_str(), status))
+        })
+        .collect()
+}
+
 /// Pulls once; returns how many members the silo now has.
 pub async fn pull_once(
     client: &openidconnect::reqwest::Client,
@@ -66,15 +86,15 @@ pub async fn pull_once(
     pool: &PgPool,
 ) -> anyhow::Result<usize> {
     let members: Vec<MemberWire> = get(client, link, &format!("{cluster_tenant}/members")).await?;
+    let projected = project(&members);
     let mut tx = pool.begin().await?;
-    for m in &members {
-        let status = if m.status == "suspended" { "suspended" } else { "active" };
-        opencrane_silo_db::memberships::upsert(&mut *tx, cluster_tenant, &m.subject, &m.role, status).await?;
+    for (subject, role, status) in &projected {
+        opencrane_silo_db::memberships::upsert(&mut *tx, cluster_tenant, subject, role, status).await?;
     }
-    let keep: Vec<String> = members.iter().map(|m| m.subject.clone()).collect();
+    let keep: Vec<String> = projected.iter().map(|(subject, _, _)| (*subject).to_owned()).collect();
     opencrane_silo_db::memberships::retain_only(&mut *tx, cluster_tenant, &keep).await?;
     tx.commit().await?;
-    Ok(members.len())
+    Ok(projected.len())
 }
 
 /// Learns the silo's own ClusterTenant from the fleet (`GET …/cluster-tenants/<name>`).
@@ -84,7 +104,7 @@ pub async fn pull_own(
     cluster_tenant: &str,
     pool: &PgPool,
 ) -> anyhow::Result<()> {
-    let own: app::service::cluster_tenants::SiloSelf = get(client, link, cluster_tenant).await?;
+    let own: app::service::fleet::cluster_tenants::SiloSelf = get(client, link, cluster_tenant).await?;
     if own.name != cluster_tenant {
         bail!("the fleet answered for {} instead of {cluster_tenant}", own.name);
     }
@@ -172,4 +192,24 @@ pub fn spawn(link: FleetLink, cluster_tenant: String, pool: PgPool, mut stop: wa
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(subject: &str, status: &str) -> MemberWire {
+        MemberWire { subject: subject.into(), role: "admin".into(), status: status.into() }
+    }
+
+    /// The projection fails closed: a status the silo does not know grants nothing (the
+    /// original, and this project before, turned every status but `suspended` into `active`).
+    #[test]
+    fn only_active_grants_access_and_unknown_statuses_grant_nothing() {
+        let members =
+            [member("ana", "active"), member("ben", "suspended"), member("cy", "pending"), member("di", "ACTIVE")];
+        let projected = project(&members);
+        assert_eq!(projected, [("ana", "admin", "active"), ("ben", "admin", "suspended")]);
+        assert!(projected.iter().all(|(subject, _, _)| !["cy", "di"].contains(subject)));
+    }
 }

@@ -24,6 +24,9 @@ use crate::support::{self, Reply, browser, send_as, session_cookie};
 enum Kind {
     /// Acts on one ClusterTenant, given by name.
     ClusterTenant,
+    /// Changes an operator-only field of one ClusterTenant (suspension, quota, …): its own owners
+    /// get 403 `FORBIDDEN_NOT_PLATFORM_OPERATOR`, other organisations 404 like a missing one.
+    OperatorField,
     /// Lists ClusterTenants (filtered for non-operators).
     List,
     /// Creates a ClusterTenant (operators, or people with a billing account).
@@ -97,7 +100,7 @@ fn fleet_routes() -> Vec<Route> {
             Method::POST,
             "/api/fleet/cluster-tenants/suspend",
             Some(r#"{"name":"{name}","suspended":true}"#),
-            ClusterTenant,
+            OperatorField,
         ),
         route(Method::POST, "/api/fleet/billing/mine", Some("{}"), Person),
         route(Method::POST, "/api/fleet/billing/save", Some(r#"{"request":{"displayName":"Mine"}}"#), Person),
@@ -108,6 +111,13 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/v1/cluster-tenants", Some(CREATE), Create),
         route(Method::GET, "/api/v1/cluster-tenants/{name}", None, ClusterTenant),
         route(Method::PUT, "/api/v1/cluster-tenants/{name}", Some(r#"{"displayName":"Changed"}"#), ClusterTenant),
+        route(Method::PUT, "/api/v1/cluster-tenants/{name}", Some(r#"{"suspended":true}"#), OperatorField),
+        route(
+            Method::PUT,
+            "/api/v1/cluster-tenants/{name}",
+            Some(r#"{"resources":{"quota":{"cpu":"64"}},"seatCap":1000}"#),
+            OperatorField,
+        ),
         route(Method::DELETE, "/api/v1/cluster-tenants/{name}", None, ClusterTenant),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/status", None, ClusterTenant),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/provisioning", None, ClusterTenant),
@@ -320,7 +330,8 @@ async fn seed_fleet(db: &PgPool) {
     .unwrap();
     sqlx::query("DELETE FROM cluster_tenants WHERE name = 'made-by-matrix'").execute(db).await.unwrap();
     sqlx::query(
-        "UPDATE cluster_tenants SET display_name = upper(substr(name, 6)), deletion_requested_at = NULL, phase = 'pending'
+        "UPDATE cluster_tenants SET display_name = upper(substr(name, 6)), deletion_requested_at = NULL, phase = 'pending',
+           suspended = false, quota = '{}', seat_cap = NULL
          WHERE name IN ('acme-a', 'acme-b')",
     )
         .execute(db)
@@ -363,12 +374,29 @@ async fn fleet_cross_tenant_matrix(pool: PgPool) {
             assert_eq!(reply.status, expected, "{who}: {} {} → {}", r.method, r.path, reply.text)
         };
         match r.kind {
-            Kind::ClusterTenant => {
+            Kind::ClusterTenant | Kind::OperatorField => {
                 for (who, headers, own, other) in
                     [("owner of A", &owner_a, "acme-a", "acme-b"), ("owner of B", &owner_b, "acme-b", "acme-a")]
                 {
                     seed_fleet(&db).await;
-                    ok(&call(&app, r, own, headers).await, who);
+                    let mine = call(&app, r, own, headers).await;
+                    if r.kind == Kind::OperatorField {
+                        status(&mine, StatusCode::FORBIDDEN, who);
+                        assert!(mine.text.contains("FORBIDDEN_NOT_PLATFORM_OPERATOR"), "{who}: {}", mine.text);
+                        let (suspended, quota): (bool, Value) =
+                            sqlx::query_as("SELECT suspended, quota FROM cluster_tenants WHERE name = $1")
+                                .bind(own)
+                                .fetch_one(&db)
+                                .await
+                                .unwrap();
+                        assert_eq!(
+                            (suspended, quota),
+                            (false, serde_json::json!({})),
+                            "{who} changed an operator field"
+                        );
+                    } else {
+                        ok(&mine, who);
+                    }
                     // Another organisation's object looks exactly like a missing one.
                     seed_fleet(&db).await;
                     let theirs = call(&app, r, other, headers).await;
@@ -604,7 +632,7 @@ async fn silo_access_matrix(pool: PgPool) {
 }
 
 async fn new_token(db: &PgPool, owner: &str, secret: &str) -> uuid::Uuid {
-    let hash = app::service::tokens::hash(secret);
+    let hash = app::service::silo::tokens::hash(secret);
     let token = opencrane_silo_db::access_tokens::NewAccessToken {
         name: "matrix",
         owner_subject: owner,

@@ -231,10 +231,10 @@ async fn a_members_first_sign_in_adopts_them_and_mirrors_their_groups(pool: PgPo
         request_id: "test".into(),
         session_id: None,
     };
-    let adopt = app::service::portal::users::adopt;
+    let adopt = app::service::silo::users::adopt;
     assert_eq!(adopt(&state, &person(&["Platform Team"], false)).await.unwrap(), None, "not a member: not adopted");
     let name = adopt(&state, &person(&["Platform Team", "/org/eng"], true)).await.unwrap().unwrap();
-    assert_eq!(name, app::service::portal::users::adopted_name("s-mia"));
+    assert_eq!(name, app::service::silo::users::adopted_name("s-mia"));
     let row = opencrane_silo_db::tenants::get(&db, &name).await.unwrap().unwrap();
     assert_eq!((row.origin.as_str(), row.email.as_str()), ("sign-in", "mia@acme.test"));
     let groups: Vec<String> = opencrane_silo_db::groups::memberships_of(&db, &name)

@@ -2,7 +2,7 @@
 //! value provisioning refuses is refused by the API up front (the reported defect: `+4` answered
 //! 201 and then failed the quota step).
 
-use app::model::cluster_tenant::{
+use app::model::fleet::cluster_tenant::{
     ClusterTenantCreateRequest, ComputeMode, ComputeRequest, IsolationTier, Quota, Resources, ValidationContext,
     validate,
 };

@@ -13,7 +13,7 @@ use crate::{
         format::timestamp,
         layout::PageHeader,
     },
-    islands::billing_account::BillingAccountForm,
+    islands::fleet::billing_account::BillingAccountForm,
 };
 
 /// The billing page.

@@ -15,10 +15,10 @@ use crate::{
         table::DataTable,
     },
     islands::{
-        portal_form::{RowAction, RowActionButton},
-        portal_tools::{DomainCheckTool, RouteResult},
+        silo::portal_form::{RowAction, RowActionButton},
+        silo::portal_tools::{DomainCheckTool, RouteResult},
     },
-    model::portal::{EffectiveAccess, UserFilter},
+    model::silo::{EffectiveAccess, UserFilter},
 };
 
 /// `/access?user=`.

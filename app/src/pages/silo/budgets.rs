@@ -10,8 +10,8 @@ use super::{EnforcementBanner, LimitTable};
 use crate::{
     api::silo::load_budgets,
     components::{feedback::ErrorView, format::timestamp, layout::PageHeader, table::DataTable},
-    islands::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton},
-    model::portal::BudgetOverview,
+    islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton},
+    model::silo::BudgetOverview,
 };
 
 fn limit_fields(o: &BudgetOverview) -> Vec<FormField> {

@@ -10,8 +10,8 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
-    islands::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
-    model::portal::{GROUP_SCOPES, GroupView, UserFilter},
+    islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
+    model::silo::{GROUP_SCOPES, GroupView, UserFilter},
 };
 
 fn group_fields(group: Option<&GroupView>, users: &[String]) -> Vec<FormField> {

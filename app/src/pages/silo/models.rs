@@ -15,10 +15,10 @@ use crate::{
         table::{DataTable, EmptyState},
     },
     islands::{
-        portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
-        portal_tools::TestRouteTool,
+        silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
+        silo::portal_tools::TestRouteTool,
     },
-    model::portal::{ModelsOverview, PROVIDERS},
+    model::silo::{ModelsOverview, PROVIDERS},
 };
 
 fn credential_fields() -> Vec<FormField> {

@@ -12,8 +12,8 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
-    islands::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
-    model::portal::{GrantView, PoliciesOverview, PolicyView},
+    islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
+    model::silo::{GrantView, PoliciesOverview, PolicyView},
 };
 
 fn policy_fields(p: Option<&PolicyView>) -> Vec<FormField> {

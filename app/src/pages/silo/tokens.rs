@@ -12,7 +12,7 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
-    islands::token_form::{RevokeTokenButton, TokenForm},
+    islands::silo::token_form::{RevokeTokenButton, TokenForm},
     model::session::AccessTokenView,
 };
 

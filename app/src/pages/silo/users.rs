@@ -13,8 +13,8 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState, Pagination},
     },
-    islands::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
-    model::portal::{USERS_PER_PAGE, UserFilter, UserView},
+    islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
+    model::silo::{USERS_PER_PAGE, UserFilter, UserView},
 };
 
 /// The user form's fields, filled from `user` when editing.

@@ -340,7 +340,7 @@ async fn callback(
     if recorded.is_ok() && matches!(state.role, app::state::RoleSettings::Silo(_)) {
         // A member's first sign-in creates their user record; their IdP groups are mirrored.
         // Best effort: the sign-in stands even if this fails (it is retried at the next one).
-        if let Err(err) = app::service::portal::users::adopt(&state, &signed_in).await {
+        if let Err(err) = app::service::silo::users::adopt(&state, &signed_in).await {
             tracing::warn!(request_id = %caller.request_id, error = %err, "could not adopt the member");
         }
     }

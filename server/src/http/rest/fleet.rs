@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use app::{
     error::AppError,
     model::{
-        billing::BillingAccountRequest,
-        cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest, TerminationPolicy},
-        provisioning::RetryRequest,
+        fleet::billing::BillingAccountRequest,
+        fleet::cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest, TerminationPolicy},
+        fleet::provisioning::RetryRequest,
     },
     service,
     state::{AppState, Caller},
@@ -60,7 +60,8 @@ async fn list(
 ) -> Result<Response, ApiError> {
     let limit = integer_param(&params, "limit", 1, MAX_LIST_LIMIT).api(&caller)?;
     let offset = integer_param(&params, "offset", 0, i64::MAX).api(&caller)?.unwrap_or(0);
-    let (items, total) = service::cluster_tenants::list_all(&state, &caller, limit, offset).await.api(&caller)?;
+    let (items, total) =
+        service::fleet::cluster_tenants::list_all(&state, &caller, limit, offset).await.api(&caller)?;
     Ok(([("x-total-count", total.to_string())], Json(items)).into_response())
 }
 
@@ -70,7 +71,7 @@ async fn create(
     caller: Caller,
     JsonBody(req): JsonBody<ClusterTenantCreateRequest>,
 ) -> Result<Response, ApiError> {
-    let ct = service::cluster_tenants::create(&state, &caller, req).await.api(&caller)?;
+    let ct = service::fleet::cluster_tenants::create(&state, &caller, req).await.api(&caller)?;
     let location = format!("/api/v1/cluster-tenants/{}", ct.name);
     Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(ct)).into_response())
 }
@@ -81,13 +82,13 @@ async fn get_one(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    let ct = service::cluster_tenants::get(&state, &caller, &name).await.api(&caller)?;
+    let ct = service::fleet::cluster_tenants::get(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(ct).into_response())
 }
 
 /// `GET /cluster-tenants/{name}/status`.
 async fn status(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
-    let status = service::cluster_tenants::status(&state, &caller, &name).await.api(&caller)?;
+    let status = service::fleet::cluster_tenants::status(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(status).into_response())
 }
 
@@ -98,7 +99,7 @@ async fn update(
     Path(name): Path<String>,
     JsonBody(req): JsonBody<ClusterTenantUpdateRequest>,
 ) -> Result<Response, ApiError> {
-    let ct = service::cluster_tenants::update(&state, &caller, &name, req).await.api(&caller)?;
+    let ct = service::fleet::cluster_tenants::update(&state, &caller, &name, req).await.api(&caller)?;
     Ok(Json(ct).into_response())
 }
 
@@ -119,7 +120,7 @@ async fn remove(
                 .api(&caller)?,
         ),
     };
-    let ct = service::cluster_tenants::delete(&state, &caller, &name, policy).await.api(&caller)?;
+    let ct = service::fleet::cluster_tenants::delete(&state, &caller, &name, policy).await.api(&caller)?;
     let body = json!({ "name": name, "status": "deleting", "terminationPolicy": ct.termination_policy });
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
@@ -130,7 +131,7 @@ async fn provisioning(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = service::cluster_tenants::provisioning_view(&state, &caller, &name).await.api(&caller)?;
+    let view = service::fleet::cluster_tenants::provisioning_view(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(view).into_response())
 }
 
@@ -141,7 +142,7 @@ async fn retry(
     Path(name): Path<String>,
     JsonBody(req): JsonBody<RetryRequest>,
 ) -> Result<Response, ApiError> {
-    service::cluster_tenants::retry(&state, &caller, &name, req.step).await.api(&caller)?;
+    service::fleet::cluster_tenants::retry(&state, &caller, &name, req.step).await.api(&caller)?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "name": name, "status": "retrying" }))).into_response())
 }
 
@@ -151,14 +152,14 @@ async fn upsert_billing(
     caller: Caller,
     JsonBody(req): JsonBody<BillingAccountRequest>,
 ) -> Result<Response, ApiError> {
-    let (account, created) = service::billing::upsert_mine(&state, &caller, req).await.api(&caller)?;
+    let (account, created) = service::fleet::billing::upsert_mine(&state, &caller, req).await.api(&caller)?;
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(account)).into_response())
 }
 
 /// `GET /billing-accounts/me`.
 async fn my_billing(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    match service::billing::mine(&state, &caller).await.api(&caller)? {
+    match service::fleet::billing::mine(&state, &caller).await.api(&caller)? {
         Some(account) => Ok(Json(account).into_response()),
         None => Err(AppError::NotFound {
             code: "BILLING_ACCOUNT_NOT_FOUND".into(),

@@ -151,7 +151,8 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
 fn components() -> Value {
     let text = json!({ "type": "string" });
     let opt_text = json!({ "type": ["string", "null"] });
-    let count = json!({ "type": ["integer", "null"], "minimum": 0, "maximum": app::model::cluster_tenant::MAX_COUNT });
+    let count =
+        json!({ "type": ["integer", "null"], "minimum": 0, "maximum": app::model::fleet::cluster_tenant::MAX_COUNT });
     let tier = json!({ "type": "string", "enum": ["shared", "dedicatedNodes", "dedicatedCluster"] });
     let quota = json!({
         "type": "object", "additionalProperties": false,
@@ -168,9 +169,9 @@ fn components() -> Value {
             "nodePool": { "type": ["string", "null"], "description": "Required when mode is dedicated; a label value" }
         }
     });
-    let step_ids: Vec<&str> = app::model::provisioning::StepId::ALL.iter().map(|s| s.as_str()).collect();
+    let step_ids: Vec<&str> = app::model::fleet::provisioning::StepId::ALL.iter().map(|s| s.as_str()).collect();
     let step_states = ["pending", "running", "done", "failed", "skipped", "removing", "removed", "retained"];
-    let phase = json!({ "type": "string", "enum": app::model::cluster_tenant::Phase::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>() });
+    let phase = json!({ "type": "string", "enum": app::model::fleet::cluster_tenant::Phase::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>() });
     json!({
         "schemas": {
             "Error": {

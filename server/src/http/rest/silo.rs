@@ -6,11 +6,11 @@ use std::collections::HashMap;
 
 use app::{
     error::AppError,
-    model::portal::{
+    model::silo::{
         Amount, CredentialRequest, DefaultRequest, DeploymentRequest, FallbackRequest, GrantRequest, GroupRequest,
         LimitRequest, PolicyRequest, RouteTestRequest, SiloSettingsView, UserFilter, UserRequest,
     },
-    service::portal::{access, budgets, groups, models, policies, users},
+    service::silo::{access, budgets, groups, models, policies, users},
     state::{AppState, Caller},
 };
 use axum::{

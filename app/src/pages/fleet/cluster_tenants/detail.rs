@@ -16,12 +16,12 @@ use crate::{
     },
     current_principal,
     islands::{
-        delete_cluster_tenant::DeleteClusterTenant,
-        provisioning::{ProvisioningChecklist, SuspendButton},
+        fleet::delete_cluster_tenant::DeleteClusterTenant,
+        fleet::provisioning::{ProvisioningChecklist, SuspendButton},
     },
     model::{
-        cluster_tenant::{ClusterTenant, ComputeMode, Phase},
-        provisioning::ProvisioningView,
+        fleet::cluster_tenant::{ClusterTenant, ComputeMode, Phase},
+        fleet::provisioning::ProvisioningView,
     },
 };
 
@@ -93,6 +93,8 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
     let principal = current_principal();
     let can_delete = can(principal.as_ref(), Action::DeleteClusterTenant(&ct.name));
     let can_change = can(principal.as_ref(), Action::UpdateClusterTenant(&ct.name));
+    // Suspension is the platform's decision: a customer's admins cannot lift it.
+    let is_operator = principal.as_ref().is_some_and(|p| p.is_platform_operator);
     let deleting = ct.status.phase == Phase::Deleting;
     let suspended = ct.suspended;
     let policy = ct.termination_policy;
@@ -100,7 +102,7 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
     view! {
         <Title text=ct.display_name.clone() />
         <PageHeader title=ct.display_name.clone() description=format!("Customer {}", ct.name)>
-            {(can_change && !deleting).then(|| view! { <SuspendButton name=name.clone() suspended /> })}
+            {(is_operator && !deleting).then(|| view! { <SuspendButton name=name.clone() suspended /> })}
             {(!deleting).then(|| view! { <a class="btn" href=edit_href>"Edit"</a> })}
             {(can_delete && !deleting).then(|| view! { <DeleteClusterTenant name display_name members policy /> })}
         </PageHeader>

@@ -8,8 +8,9 @@ use crate::{
     UiContext,
     api::fleet::get_cluster_tenant,
     components::{feedback::ErrorView, layout::PageHeader},
-    islands::cluster_tenant_editor::ClusterTenantEditor,
-    model::cluster_tenant::ClusterTenantForm,
+    current_principal,
+    islands::fleet::cluster_tenant_editor::ClusterTenantEditor,
+    model::fleet::cluster_tenant::ClusterTenantForm,
 };
 
 /// The "edit customer" page.
@@ -22,6 +23,7 @@ pub fn EditClusterTenant() -> impl IntoView {
             {move || {
                 let name = name.clone();
                 let validation = ui.validation.clone();
+                let is_operator = current_principal().is_some_and(|p| p.is_platform_operator);
                 Suspend::new(async move {
                     match get_cluster_tenant(name).await {
                         Ok(ct) => {
@@ -31,6 +33,14 @@ pub fn EditClusterTenant() -> impl IntoView {
                                     title=format!("Edit {}", ct.display_name)
                                     description=format!("Customer {} · changes apply to its desired state.", ct.name)
                                 />
+                                {(!is_operator)
+                                    .then(|| {
+                                        view! {
+                                            <p class="notice info" role="note">
+                                                "You can change the display name and the vanity domain. Tier, compute, quota, seats, version, retention and suspension are set by the platform's operators."
+                                            </p>
+                                        }
+                                    })}
                                 <ClusterTenantEditor
                                     initial=ClusterTenantForm::from_spec(&ct.spec())
                                     validation

@@ -14,7 +14,7 @@ use crate::{
         layout::PageHeader,
         table::{EmptyState, Pagination, SortHeader},
     },
-    model::cluster_tenant::{ClusterTenant, ClusterTenantPage, IsolationTier, ListQuery, Phase, SortBy},
+    model::fleet::cluster_tenant::{ClusterTenant, ClusterTenantPage, IsolationTier, ListQuery, Phase, SortBy},
 };
 
 /// The customers list page.

@@ -8,8 +8,8 @@ use crate::{
     authz::{Action, authorize},
     components::{feedback::ErrorView, layout::PageHeader},
     current_principal,
-    islands::cluster_tenant_editor::ClusterTenantEditor,
-    model::cluster_tenant::ClusterTenantForm,
+    islands::fleet::cluster_tenant_editor::ClusterTenantEditor,
+    model::fleet::cluster_tenant::ClusterTenantForm,
 };
 
 /// The "new customer" page.

@@ -2,7 +2,7 @@
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
-use crate::{api::fleet::save_billing_account, components::form::Field, model::billing::BillingAccountRequest};
+use crate::{api::fleet::save_billing_account, components::form::Field, model::fleet::billing::BillingAccountRequest};
 
 /// The billing-account form: one optional display name.
 #[island]

@@ -2,6 +2,7 @@
 //! (per user, group and model, with a server-rendered chart and CSV export), threshold notices
 //! and the silo settings they depend on.
 
+use crate::service::OrFail as _;
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use chrono::{NaiveDate, Utc};
@@ -20,8 +21,8 @@ use serde_json::json;
 use super::{admin_read, admin_write, finish, limit_view, not_found, snapshot as load, snapshot_failure, sync_view};
 use crate::{
     error::{AppError, FieldErrors},
-    model::portal::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
-    service::{db_failure, internal, record, sql_failure},
+    model::silo::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
+    service::{db_failure, internal, record},
     state::{AppState, Caller},
 };
 
@@ -176,7 +177,7 @@ pub async fn spend_csv(state: &AppState, caller: &Caller, period: Option<String>
     admin_read(state, caller)?;
     let period = period_or_month(period.as_deref())?;
     let view = spend(state, caller, period).await?;
-    let currency = settings::get(&state.pool).await.map_err(|e| db_failure(caller, e))?.currency;
+    let currency = settings::get(&state.pool).await.or_fail(caller)?.currency;
     let mut csv = String::from("kind,name,amount,currency,period_start,period_end\n");
     let quote =
         |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() };
@@ -207,7 +208,7 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
     match level {
         "silo" => {}
         "group" => {
-            let all = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            let all = groups::list(&state.pool).await.or_fail(caller)?;
             match target.and_then(|t| all.iter().find(|g| g.id.to_string() == t || g.name == t)) {
                 Some(g) => group_id = Some(g.id),
                 None => errors.add("target", "Choose a group."),
@@ -267,10 +268,10 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
         period: period.as_str(),
         thresholds: &thresholds_db,
     };
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = budget_db::list(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|b| b.level == level && b.group_id == group_id && b.tenant == tenant);
     let id = budget_db::put(&mut tx, &f).await.map_err(|e| match e {
@@ -294,14 +295,14 @@ fn budget_not_found(id: &str) -> AppError {
 pub async fn delete_limit(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "budget.delete", id).await?;
     let uuid = uuid::Uuid::parse_str(id.trim()).map_err(|_| budget_not_found(id))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = budget_db::list(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|b| b.id == uuid)
         .ok_or_else(|| budget_not_found(id))?;
-    budget_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    budget_db::delete(&mut *tx, uuid).await.or_fail(caller)?;
     finish(tx, silo, caller, "budget.delete", id, json!({ "before": audit_record(&before) })).await?;
     Ok(())
 }
@@ -333,9 +334,9 @@ pub async fn update_settings(
         errors.add("defaultModelAccess", "Choose allow or deny.");
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let before = settings_view(settings::get(&mut *tx).await.map_err(|e| db_failure(caller, e))?);
-    let row = settings::update(&mut *tx, &tz, &currency, &access).await.map_err(|e| db_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let before = settings_view(settings::get(&mut *tx).await.or_fail(caller)?);
+    let row = settings::update(&mut *tx, &tz, &currency, &access).await.or_fail(caller)?;
     let meta = json!({ "timeZone": tz, "currency": currency, "defaultModelAccess": access, "before": before });
     finish(tx, silo, caller, "settings.update", "silo", meta).await?;
     Ok(settings_view(row))
@@ -344,12 +345,12 @@ pub async fn update_settings(
 /// Dismisses a notice.
 pub async fn dismiss_notice(state: &AppState, caller: &Caller, id: i64) -> Result<(), AppError> {
     admin_write(state, caller, "notice.dismiss", &id.to_string()).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !budget_db::dismiss(&mut *tx, id).await.map_err(|e| db_failure(caller, e))? {
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    if !budget_db::dismiss(&mut *tx, id).await.or_fail(caller)? {
         return Err(not_found("NOTICE_NOT_FOUND", "No open notice with this id.".into()));
     }
     record(&mut *tx, caller, "notice.dismiss", &id.to_string(), "success", json!({})).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tx.commit().await.or_fail(caller)?;
     Ok(())
 }
 

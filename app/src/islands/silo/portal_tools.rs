@@ -6,7 +6,7 @@ use leptos::{ev, prelude::*, task::spawn_local};
 use crate::{
     api::silo::{check_domain, test_route},
     components::form::Field,
-    model::portal::{DomainCheck, RouteTest, RouteTestRequest},
+    model::silo::{DomainCheck, RouteTest, RouteTestRequest},
 };
 
 /// The test-route tool.

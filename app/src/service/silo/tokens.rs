@@ -1,13 +1,14 @@
 //! Silo access tokens (`ocp_…`): created by the silo's owners and admins, shown once, stored as a
 //! SHA-256 hash, acting with a role no higher than their creator's.
 
+use crate::service::OrFail as _;
 use chrono::{Duration, Utc};
 use opencrane_silo_db::access_tokens::{self as db, AccessTokenRow, NewAccessToken};
 use rand::RngCore;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{authorize_mutation, db_failure, record, sql_failure};
+use crate::service::{authorize_mutation, record};
 use crate::{
     authz::{Action, authorize},
     error::{AppError, FieldErrors},
@@ -43,7 +44,7 @@ fn view(row: AccessTokenRow) -> AccessTokenView {
 /// Every token of the silo, newest first.
 pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<AccessTokenView>, AppError> {
     authorize(caller.principal.as_ref(), Action::AdministerSilo(&state.silo()?.cluster_tenant))?;
-    let rows = db::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    let rows = db::list(&state.pool).await.or_fail(caller)?;
     Ok(rows.into_iter().map(view).collect())
 }
 
@@ -93,12 +94,12 @@ pub async fn create(
         prefix: &plain[..PREFIX.len() + 6],
         expires_at: req.expires_in_days.map(|d| Utc::now() + Duration::days(d)),
     };
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row = db::insert(&mut *tx, &new).await.map_err(|e| db_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let row = db::insert(&mut *tx, &new).await.or_fail(caller)?;
     // Metadata only: the secret never reaches the log.
     let meta = json!({ "id": row.id, "role": row.role, "expiresAt": row.expires_at });
     record(&mut *tx, caller, "access_token.create", &name, "success", meta).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tx.commit().await.or_fail(caller)?;
     Ok(CreatedAccessToken { token: view(row), plain_text_token: plain })
 }
 
@@ -108,9 +109,9 @@ pub async fn revoke(state: &AppState, caller: &Caller, id: &str) -> Result<Acces
     authorize_mutation(state, caller, Action::AdministerSilo(&ct), "access_token.revoke", id).await?;
     let not_found = || AppError::NotFound { code: "TOKEN_NOT_FOUND".into(), message: "No such token.".into() };
     let id = uuid::Uuid::parse_str(id).map_err(|_| not_found())?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row = db::revoke(&mut *tx, id).await.map_err(|e| db_failure(caller, e))?.ok_or_else(not_found)?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let row = db::revoke(&mut *tx, id).await.or_fail(caller)?.ok_or_else(not_found)?;
     record(&mut *tx, caller, "access_token.revoke", &row.name, "success", json!({ "id": row.id })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tx.commit().await.or_fail(caller)?;
     Ok(view(row))
 }

@@ -2,6 +2,7 @@
 //! deny a payload to a user, tenant or group), with what-if previews computed by the evaluator
 //! that enforcement uses.
 
+use crate::service::OrFail as _;
 use std::collections::BTreeMap;
 
 use chrono::Utc;
@@ -23,10 +24,10 @@ use super::{admin_read, admin_write, conflict, finish, not_found, snapshot as lo
 use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
-    model::portal::{
+    model::silo::{
         AccessChange, EgressRuleView, GrantRequest, GrantView, PoliciesOverview, PolicyRequest, PolicyView, WhatIf,
     },
-    service::{db_failure, sql_failure},
+    service::db_failure,
     state::{AppState, Caller},
 };
 
@@ -70,13 +71,13 @@ fn grant_view(row: GrantRow) -> GrantView {
 /// Every policy.
 pub async fn list_policies(state: &AppState, caller: &Caller) -> Result<Vec<PolicyView>, AppError> {
     admin_read(state, caller)?;
-    Ok(policy_db::list(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(policy_view).collect())
+    Ok(policy_db::list(&state.pool).await.or_fail(caller)?.into_iter().map(policy_view).collect())
 }
 
 /// Every grant, newest first.
 pub async fn list_grants(state: &AppState, caller: &Caller) -> Result<Vec<GrantView>, AppError> {
     admin_read(state, caller)?;
-    Ok(grant_db::list(&state.pool).await.map_err(|e| db_failure(caller, e))?.into_iter().map(grant_view).collect())
+    Ok(grant_db::list(&state.pool).await.or_fail(caller)?.into_iter().map(grant_view).collect())
 }
 
 /// Policies, grants and what the forms offer.
@@ -186,7 +187,7 @@ pub async fn create_policy(state: &AppState, caller: &Caller, req: PolicyRequest
     let silo = admin_write(state, caller, "policy.create", &name).await?;
     let v = validate_policy(&req, &name)?;
     let f = v.fields();
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     policy_db::insert(&mut *tx, &name, &f).await.map_err(|e| match e {
         DbError::UniqueViolation { .. } => conflict("POLICY_EXISTS", "name", "A policy with this name exists.".into()),
         other => db_failure(caller, other),
@@ -199,10 +200,7 @@ pub async fn create_policy(state: &AppState, caller: &Caller, req: PolicyRequest
 /// One policy.
 pub async fn get_policy(state: &AppState, caller: &Caller, name: &str) -> Result<PolicyView, AppError> {
     admin_read(state, caller)?;
-    let row = policy_db::get(&state.pool, name)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .ok_or_else(|| policy_not_found(name))?;
+    let row = policy_db::get(&state.pool, name).await.or_fail(caller)?.ok_or_else(|| policy_not_found(name))?;
     Ok(policy_view(row))
 }
 
@@ -216,12 +214,9 @@ pub async fn update_policy(
     let silo = admin_write(state, caller, "policy.update", name).await?;
     let v = validate_policy(&req, name)?;
     let f = v.fields();
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let before = policy_db::get(&mut *tx, name)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .ok_or_else(|| policy_not_found(name))?;
-    policy_db::update(&mut *tx, name, &f).await.map_err(|e| db_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let before = policy_db::get(&mut *tx, name).await.or_fail(caller)?.ok_or_else(|| policy_not_found(name))?;
+    policy_db::update(&mut *tx, name, &f).await.or_fail(caller)?;
     let meta = json!({ "allowedDomains": v.allowed, "deniedDomains": v.denied, "before": policy_view(before) });
     finish(tx, silo, caller, "policy.update", name, meta).await?;
     get_policy(state, caller, name).await
@@ -230,11 +225,8 @@ pub async fn update_policy(
 /// Deletes a policy no user names.
 pub async fn delete_policy(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "policy.delete", name).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row = policy_db::get(&mut *tx, name)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .ok_or_else(|| policy_not_found(name))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let row = policy_db::get(&mut *tx, name).await.or_fail(caller)?.ok_or_else(|| policy_not_found(name))?;
     if !row.used_by.is_empty() {
         return Err(AppError::Conflict {
             code: "POLICY_IN_USE".into(),
@@ -242,7 +234,7 @@ pub async fn delete_policy(state: &AppState, caller: &Caller, name: &str) -> Res
             field: None,
         });
     }
-    policy_db::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
+    policy_db::delete(&mut *tx, name).await.or_fail(caller)?;
     finish(tx, silo, caller, "policy.delete", name, json!({ "before": policy_view(row) })).await?;
     Ok(())
 }
@@ -321,7 +313,7 @@ async fn validate_grant(
         }
         "user" if subject_id.is_empty() => errors.add("subjectId", "Give the person's subject."),
         "group" => {
-            let all = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            let all = groups::list(&state.pool).await.or_fail(caller)?;
             match all.iter().find(|g| g.id.to_string() == subject_id || g.name == subject_id) {
                 Some(g) => subject_id = g.id.to_string(),
                 None => errors.add("subjectId", format!("No group named “{subject_id}”.")),
@@ -431,7 +423,7 @@ pub async fn create_grant(state: &AppState, caller: &Caller, req: GrantRequest) 
         note: &v.note,
         created_by: &creator,
     };
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let id = grant_db::insert(&mut *tx, &new).await.map_err(|e| match e {
         DbError::ForeignKeyViolation { .. } => AppError::field("subjectId", "That group was deleted meanwhile."),
         other => db_failure(caller, other),
@@ -446,14 +438,14 @@ pub async fn create_grant(state: &AppState, caller: &Caller, req: GrantRequest) 
 pub async fn delete_grant(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "grant.delete", id).await?;
     let uuid = uuid::Uuid::parse_str(id.trim()).map_err(|_| grant_not_found(id))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = grant_db::list(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|g| g.id == uuid)
         .ok_or_else(|| grant_not_found(id))?;
-    grant_db::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    grant_db::delete(&mut *tx, uuid).await.or_fail(caller)?;
     finish(tx, silo, caller, "grant.delete", id, json!({ "before": grant_view(before) })).await?;
     Ok(())
 }

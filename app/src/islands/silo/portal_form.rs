@@ -14,7 +14,7 @@ use crate::{
     api::silo as api,
     components::form::Field,
     error::{AppError, FieldErrors},
-    model::{portal::WhatIf, session::RevokeSessions},
+    model::{session::RevokeSessions, silo::WhatIf},
 };
 
 /// How a field is edited and sent.

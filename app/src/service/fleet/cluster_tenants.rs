@@ -1,5 +1,6 @@
 //! ClusterTenant use cases: list, read, create, update, delete.
 
+use crate::service::OrFail as _;
 use opencrane_db::Error as DbError;
 use opencrane_fleet_db::{
     billing_accounts,
@@ -8,16 +9,16 @@ use opencrane_fleet_db::{
 };
 use serde_json::json;
 
-use super::{authorize_mutation, db_failure, internal, record, sql_failure};
+use crate::service::{authorize_mutation, db_failure, internal, record};
 use crate::{
     authz::{Action, authorize, cluster_tenant_not_found},
     error::AppError,
-    model::cluster_tenant::{
+    model::fleet::cluster_tenant::{
         ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantSpec, ClusterTenantStatus,
         ClusterTenantUpdateRequest, Compute, ComputeMode, IsolationTier, ListQuery, MAX_PAGE_SIZE, Phase, Quota,
         ResourcesView, SortBy, TerminationPolicy, ZitadelIds, tier_unavailable_message, validate,
     },
-    model::provisioning::{ProvisioningView, StepId, StepState, StepView},
+    model::fleet::provisioning::{ProvisioningView, StepId, StepState, StepView},
     state::{AppState, Caller, FleetSettings},
 };
 
@@ -117,9 +118,9 @@ async fn fetch_page(
     (sort, descending): (SortKey, bool),
     (limit, offset): (i64, i64),
 ) -> Result<(Vec<ClusterTenant>, i64), AppError> {
-    let mut conn = state.pool.acquire().await.map_err(|e| sql_failure(caller, e))?;
-    let total = db::count(&mut *conn, filter).await.map_err(|e| db_failure(caller, e))?;
-    let rows = db::list(&mut conn, filter, sort, descending, limit, offset).await.map_err(|e| db_failure(caller, e))?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    let total = db::count(&mut *conn, filter).await.or_fail(caller)?;
+    let rows = db::list(&mut conn, filter, sort, descending, limit, offset).await.or_fail(caller)?;
     let items = rows
         .into_iter()
         .map(|r| to_wire(r.row, Some(r.active_members)))
@@ -167,7 +168,7 @@ pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<Cluste
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
     })?;
-    let seats = memberships::list(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
+    let seats = memberships::list(&state.pool, name).await.or_fail(caller)?;
     let active = seats.iter().filter(|m| m.status == "active").count();
     to_wire(row, Some(i64::try_from(active).unwrap_or(i64::MAX))).map_err(|e| internal(caller, &e))
 }
@@ -235,10 +236,7 @@ pub async fn create(
     let target = req.name.trim().to_owned();
     let has_billing_account = match caller.principal.as_ref() {
         Some(p) if p.is_person() && !p.is_platform_operator => {
-            billing_accounts::find_by_subject(&state.pool, &p.subject)
-                .await
-                .map_err(|e| db_failure(caller, e))?
-                .is_some()
+            billing_accounts::find_by_subject(&state.pool, &p.subject).await.or_fail(caller)?.is_some()
         }
         _ => false,
     };
@@ -270,7 +268,7 @@ pub async fn create(
         return Err(AppError::field("owner.subject", "Subject is longer than 255 characters."));
     }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let row =
         db::insert(&mut *tx, &spec.name, &desired(&spec, &quota)).await.map_err(|e| write_failure(caller, &spec, e))?;
     memberships::upsert(&mut tx, &spec.name, &owner, "owner").await.map_err(|e| match e {
@@ -279,8 +277,8 @@ pub async fn create(
     })?;
     let meta = json!({ "owner": owner, "isolationTier": spec.isolation_tier.as_str(), "seatCap": spec.seat_cap });
     record(&mut *tx, caller, "cluster_tenant.create", &spec.name, "success", meta).await?;
-    provisioning::notify(&mut *tx, &spec.name).await.map_err(|e| db_failure(caller, e))?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    provisioning::notify(&mut *tx, &spec.name).await.or_fail(caller)?;
+    tx.commit().await.or_fail(caller)?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %spec.name, actor = %principal.subject, "cluster tenant created");
     to_wire(row, Some(1)).map_err(|e| internal(caller, &e))
 }
@@ -304,8 +302,11 @@ pub async fn update(
         });
     }
     let spec = checked_spec(fleet, &req.merge_into(&current.spec()))?;
+    if !principal.is_platform_operator {
+        refuse_operator_only(state, caller, name, &spec.operator_only_changes(&current.spec())).await?;
+    }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let row = db::update_desired(&mut *tx, name, &desired(&spec, &quota)).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => write_failure(caller, &spec, other),
@@ -314,10 +315,30 @@ pub async fn update(
     let after = serde_json::to_value(&spec).unwrap_or_default();
     record(&mut *tx, caller, "cluster_tenant.update", name, "success", json!({ "before": before, "after": after }))
         .await?;
-    provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    provisioning::notify(&mut *tx, name).await.or_fail(caller)?;
+    tx.commit().await.or_fail(caller)?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant updated");
     to_wire(row, current.seats_used).map_err(|e| internal(caller, &e))
+}
+
+/// Refuses a customer's own admin a change of operator-only fields (403
+/// `FORBIDDEN_NOT_PLATFORM_OPERATOR`, naming them), recording the refusal.
+async fn refuse_operator_only(state: &AppState, caller: &Caller, name: &str, fields: &[&str]) -> Result<(), AppError> {
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let err = AppError::Forbidden {
+        code: "FORBIDDEN_NOT_PLATFORM_OPERATOR".into(),
+        message: format!(
+            "Only platform operators may change {}; the customer's owners and admins may change the display name and the vanity domain.",
+            fields.join(", ")
+        ),
+    };
+    let meta = json!({ "code": err.code(), "fields": fields });
+    if let Err(audit_err) = record(&state.pool, caller, "cluster_tenant.update", name, "denied", meta).await {
+        tracing::warn!(request_id = %caller.request_id, error = %audit_err, "could not record a refusal");
+    }
+    Err(err)
 }
 
 /// Starts the deletion of a ClusterTenant: the row is marked `deleting` and the provisioner tears
@@ -334,11 +355,9 @@ pub async fn delete(
         authorize_mutation(state, caller, Action::DeleteClusterTenant(name), "cluster_tenant.delete", name).await?;
     let current = get(state, caller, name).await?;
     let policy = termination_policy.unwrap_or(current.termination_policy);
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     if policy != current.termination_policy {
-        provisioning::set_termination_policy(&mut *tx, name, policy.as_str())
-            .await
-            .map_err(|e| db_failure(caller, e))?;
+        provisioning::set_termination_policy(&mut *tx, name, policy.as_str()).await.or_fail(caller)?;
     }
     provisioning::request_deletion(&mut *tx, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
@@ -346,8 +365,8 @@ pub async fn delete(
     })?;
     let meta = json!({ "terminationPolicy": policy.as_str() });
     record(&mut *tx, caller, "cluster_tenant.delete", name, "success", meta).await?;
-    provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    provisioning::notify(&mut *tx, name).await.or_fail(caller)?;
+    tx.commit().await.or_fail(caller)?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant deletion requested");
     get(state, caller, name).await
 }
@@ -366,7 +385,7 @@ pub async fn set_suspended(
 /// The provisioning checklist of one ClusterTenant: every step in pipeline order.
 pub async fn provisioning_view(state: &AppState, caller: &Caller, name: &str) -> Result<ProvisioningView, AppError> {
     let ct = get(state, caller, name).await?;
-    let rows = provisioning::steps(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
+    let rows = provisioning::steps(&state.pool, name).await.or_fail(caller)?;
     let mut steps = Vec::with_capacity(StepId::ALL.len());
     for step in StepId::ALL {
         let view = match rows.iter().find(|r| r.step == step.as_str()) {
@@ -410,15 +429,15 @@ pub async fn provisioning_view(state: &AppState, caller: &Caller, name: &str) ->
 pub async fn retry(state: &AppState, caller: &Caller, name: &str, step: Option<StepId>) -> Result<(), AppError> {
     settings(state)?;
     authorize_mutation(state, caller, Action::UpdateClusterTenant(name), "cluster_tenant.retry", name).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     provisioning::request_retry(&mut *tx, name, step.map(StepId::as_str)).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
     })?;
     let meta = json!({ "step": step.map(StepId::as_str) });
     record(&mut *tx, caller, "cluster_tenant.retry", name, "success", meta).await?;
-    provisioning::notify(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    provisioning::notify(&mut *tx, name).await.or_fail(caller)?;
+    tx.commit().await.or_fail(caller)?;
     Ok(())
 }
 
@@ -461,7 +480,7 @@ pub async fn members_for_silo(state: &AppState, caller: &Caller, name: &str) -> 
     if row.deletion_requested_at.is_some() {
         return Ok(Vec::new());
     }
-    let rows = memberships::list(&state.pool, name).await.map_err(|e| db_failure(caller, e))?;
+    let rows = memberships::list(&state.pool, name).await.or_fail(caller)?;
     Ok(rows.into_iter().map(|m| SiloMember { subject: m.subject, role: m.role, status: m.status }).collect())
 }
 

@@ -7,10 +7,7 @@ use leptos::{ev, html, prelude::*, task::spawn_local};
 use crate::{
     api::fleet::{delete_cluster_tenant, get_provisioning},
     error::AppError,
-    model::{
-        cluster_tenant::{TerminationPolicy, url_encode},
-        provisioning::StepState,
-    },
+    model::{fleet::cluster_tenant::TerminationPolicy, fleet::provisioning::StepState, href::url_encode},
 };
 
 /// Follows the teardown from the dialog: shows how far it got, goes to the list when the

@@ -1,6 +1,7 @@
 //! Users (tenants): list with search and filters, create, edit, suspend/resume, delete.
 //! A user's monthly budget is their own limit (see budgets); suspending blocks their key.
 
+use crate::service::OrFail as _;
 use std::collections::BTreeMap;
 
 use opencrane_db::Error as DbError;
@@ -17,10 +18,10 @@ use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
     model::{
-        portal::{KeyStatus, Resources, USERS_PER_PAGE, UserFilter, UserList, UserRequest, UserView},
         rules,
+        silo::{KeyStatus, Resources, USERS_PER_PAGE, UserFilter, UserList, UserRequest, UserView},
     },
-    service::{db_failure, record, sql_failure},
+    service::{db_failure, record},
     state::{AppState, Caller},
 };
 
@@ -128,10 +129,7 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
 /// One user.
 pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
     admin_read(state, caller)?;
-    let row = tenants::get(&state.pool, name)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .ok_or_else(|| user_not_found(name))?;
+    let row = tenants::get(&state.pool, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
     let extras = extras(state, caller, std::slice::from_ref(&row.name)).await?;
     Ok(view(row, &extras))
 }
@@ -281,7 +279,7 @@ pub async fn create(state: &AppState, caller: &Caller, req: UserRequest) -> Resu
     }?;
     dns_label("Name", &name).map_err(|m| AppError::field("name", m))?;
     let fields = v.fields();
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     tenants::insert(&mut *tx, &name, &fields, "admin").await.map_err(|e| write_failure(caller, e))?;
     apply_budget(&mut tx, caller, &name, v.budget.take()).await?;
     let meta = json!({ "email": v.email, "subject": v.subject, "team": v.team, "policyRef": v.policy_ref });
@@ -294,13 +292,12 @@ pub async fn update(state: &AppState, caller: &Caller, name: &str, req: UserRequ
     let silo = admin_write(state, caller, "tenant.update", name).await?;
     let mut v = validate(&req)?;
     let fields = v.fields();
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let before =
-        tenants::get(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let before = tenants::get(&mut *tx, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
     let mut before = audit_record(&before);
     let own_limit = budgets::list(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|b| b.tenant.as_deref() == Some(name))
         .map(|b| format_amount(b.amount));
@@ -331,16 +328,13 @@ pub async fn set_suspended(
 ) -> Result<UserView, AppError> {
     let action = if suspended { "tenant.suspend" } else { "tenant.resume" };
     let silo = admin_write(state, caller, action, name).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row = tenants::set_suspended(&mut *tx, name, suspended)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .ok_or_else(|| user_not_found(name))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let row =
+        tenants::set_suspended(&mut *tx, name, suspended).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
     let mut meta = json!({});
     if suspended {
-        let ended = opencrane_common_db::sessions::delete_for_subject(&mut *tx, &row.subject, None)
-            .await
-            .map_err(|e| db_failure(caller, e))?;
+        let ended =
+            opencrane_common_db::sessions::delete_for_subject(&mut *tx, &row.subject, None).await.or_fail(caller)?;
         meta = json!({ "sessionsEnded": ended.len() });
     }
     finish(tx, silo, caller, action, name, meta).await?;
@@ -351,10 +345,9 @@ pub async fn set_suspended(
 /// stays in the ledger, unattributed (the silo's totals must not shrink).
 pub async fn delete(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "tenant.delete", name).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let before =
-        tenants::get(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| user_not_found(name))?;
-    tenants::delete(&mut *tx, name).await.map_err(|e| db_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let before = tenants::get(&mut *tx, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
+    tenants::delete(&mut *tx, name).await.or_fail(caller)?;
     finish(tx, silo, caller, "tenant.delete", name, json!({ "before": audit_record(&before) })).await?;
     Ok(())
 }
@@ -403,7 +396,7 @@ pub async fn adopt(state: &AppState, caller: &Caller) -> Result<Option<String>, 
         return Ok(None);
     }
     let db = |e| db_failure(caller, e);
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let name = match tenants::by_subject(&mut *tx, &p.subject).await.map_err(db)? {
         Some(t) => t.name,
         None => {
@@ -442,7 +435,7 @@ pub async fn adopt(state: &AppState, caller: &Caller) -> Result<Option<String>, 
     if changed > 0 {
         record(&mut *tx, caller, "group.mirror", &name, "success", json!({ "groups": groups })).await?;
     }
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tx.commit().await.or_fail(caller)?;
     converge(silo);
     Ok(Some(name))
 }
@@ -450,7 +443,7 @@ pub async fn adopt(state: &AppState, caller: &Caller) -> Result<Option<String>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::portal::Amount;
+    use crate::model::silo::Amount;
 
     fn req() -> UserRequest {
         UserRequest {

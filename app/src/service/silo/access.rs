@@ -2,6 +2,7 @@
 //! route a request would take, and whether a domain is reachable — computed by the same
 //! evaluators and snapshot the LiteLLM reconciler enforces.
 
+use crate::service::OrFail as _;
 use chrono::Utc;
 use opencrane_entitlements::{
     grants::Reason,
@@ -15,8 +16,7 @@ use opencrane_silo_db::policies as policy_db;
 use super::{admin_read, limit_view, not_found, snapshot as load, snapshot_failure, users};
 use crate::{
     error::AppError,
-    model::portal::{DomainCheck, EffectiveAccess, ModelAccess, PolicyAccess, RouteTest, RouteTestRequest},
-    service::db_failure,
+    model::silo::{DomainCheck, EffectiveAccess, ModelAccess, PolicyAccess, RouteTest, RouteTestRequest},
     state::{AppState, Caller},
 };
 
@@ -83,7 +83,7 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
     let labels = policy::labels(&tenant.name, tenant.team.as_deref());
     let policy = match policy::select(&snap.policies, tenant.policy_ref.as_deref(), &labels) {
         Some((p, how)) => {
-            let row = policy_db::get(&state.pool, &p.name).await.map_err(|e| db_failure(caller, e))?;
+            let row = policy_db::get(&state.pool, &p.name).await.or_fail(caller)?;
             row.map(|row| PolicyAccess {
                 policy: super::policies::policy_view(row),
                 how: match how {
@@ -104,7 +104,7 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
     let user = users::get(state, caller, &tenant.name).await?;
     let sessions = opencrane_common_db::sessions::list_for(&state.pool, std::slice::from_ref(&tenant.subject))
         .await
-        .map_err(|e| db_failure(caller, e))?;
+        .or_fail(caller)?;
     Ok(EffectiveAccess {
         user,
         models,

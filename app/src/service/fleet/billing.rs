@@ -1,14 +1,15 @@
 //! Billing-account use cases: read or create one's own account.
 
+use crate::service::OrFail as _;
 use opencrane_fleet_db::billing_accounts::{self as db, BillingAccountRow};
 
 use serde_json::json;
 
-use super::{authorize_mutation, db_failure, record, sql_failure};
+use crate::service::{authorize_mutation, record};
 use crate::{
     authz::{Action, authorize},
     error::AppError,
-    model::billing::{BillingAccount, BillingAccountRequest},
+    model::fleet::billing::{BillingAccount, BillingAccountRequest},
     state::{AppState, Caller},
 };
 
@@ -38,7 +39,7 @@ fn to_wire(row: BillingAccountRow) -> BillingAccount {
 pub async fn mine(state: &AppState, caller: &Caller) -> Result<Option<BillingAccount>, AppError> {
     enabled(state)?;
     let principal = authorize(caller.principal.as_ref(), Action::ManageOwnBillingAccount)?;
-    let row = db::find_by_subject(&state.pool, &principal.subject).await.map_err(|e| db_failure(caller, e))?;
+    let row = db::find_by_subject(&state.pool, &principal.subject).await.or_fail(caller)?;
     Ok(row.map(to_wire))
 }
 
@@ -57,12 +58,11 @@ pub async fn upsert_mine(
         crate::model::rules::display_text("Display name", name, 128)
             .map_err(|message| AppError::field("displayName", message))?;
     }
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let (row, created) = db::upsert(&mut *tx, &principal.subject, principal.email.as_deref(), display_name)
-        .await
-        .map_err(|e| db_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let (row, created) =
+        db::upsert(&mut *tx, &principal.subject, principal.email.as_deref(), display_name).await.or_fail(caller)?;
     let action = if created { "billing_account.create" } else { "billing_account.update" };
     record(&mut *tx, caller, action, &principal.subject, "success", json!({ "displayName": display_name })).await?;
-    tx.commit().await.map_err(|e| sql_failure(caller, e))?;
+    tx.commit().await.or_fail(caller)?;
     Ok((to_wire(row), created))
 }

@@ -1,6 +1,7 @@
 //! Model routing: provider credentials (sealed; the secret never comes back), deployments behind
 //! public names (weighted), fallback chains and default models for the silo, groups and users.
 
+use crate::service::OrFail as _;
 use opencrane_db::Error as DbError;
 use opencrane_portal::seal;
 use opencrane_silo_db::{
@@ -15,11 +16,11 @@ use super::{admin_read, admin_write, conflict, finish, not_found, sync_view};
 use crate::model::rules::dns_label;
 use crate::{
     error::{AppError, FieldErrors},
-    model::portal::{
+    model::silo::{
         CredentialRequest, CredentialView, DefaultRequest, DefaultView, DeploymentRequest, DeploymentView,
         FallbackRequest, ModelsOverview, PROVIDERS,
     },
-    service::{db_failure, internal, sql_failure},
+    service::{db_failure, internal},
     state::{AppState, Caller},
 };
 
@@ -57,18 +58,13 @@ fn api_base_ok(base: &str) -> bool {
 /// Every provider credential (never a secret).
 pub async fn list_credentials(state: &AppState, caller: &Caller) -> Result<Vec<CredentialView>, AppError> {
     admin_read(state, caller)?;
-    Ok(model_db::credentials(&state.pool)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .into_iter()
-        .map(credential_view)
-        .collect())
+    Ok(model_db::credentials(&state.pool).await.or_fail(caller)?.into_iter().map(credential_view).collect())
 }
 
 /// Every deployment with its share of its public name's traffic.
 pub async fn list_deployments(state: &AppState, caller: &Caller) -> Result<Vec<DeploymentView>, AppError> {
     admin_read(state, caller)?;
-    let rows = model_db::definitions(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    let rows = model_db::definitions(&state.pool).await.or_fail(caller)?;
     Ok(rows
         .iter()
         .map(|d| {
@@ -177,7 +173,7 @@ pub async fn add_credential(
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
     let sealed = secrets.seal(key.as_bytes(), &format!("credential:{name}")).map_err(|e| internal(caller, &e))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let id = model_db::insert_credential(&mut *tx, &name, &provider, base.as_deref(), &sealed, &seal::hint(&key))
         .await
         .map_err(|e| match e {
@@ -194,7 +190,7 @@ pub async fn add_credential(
 async fn credential(state: &AppState, caller: &Caller, id: Uuid) -> Result<CredentialView, AppError> {
     model_db::credentials(&state.pool)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|c| c.id == id)
         .map(credential_view)
@@ -218,11 +214,8 @@ pub async fn rotate_credential(
     let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
     let sealed =
         secrets.seal(key.as_bytes(), &format!("credential:{}", current.name)).map_err(|e| internal(caller, &e))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    if !model_db::rotate_credential(&mut *tx, uuid, &sealed, &seal::hint(&key))
-        .await
-        .map_err(|e| db_failure(caller, e))?
-    {
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    if !model_db::rotate_credential(&mut *tx, uuid, &sealed, &seal::hint(&key)).await.or_fail(caller)? {
         return Err(credential_not_found(id));
     }
     finish(tx, silo, caller, "credential.rotate", &current.name, json!({ "id": uuid })).await?;
@@ -234,7 +227,7 @@ pub async fn delete_credential(state: &AppState, caller: &Caller, id: &str) -> R
     let silo = admin_write(state, caller, "credential.delete", id).await?;
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| credential_not_found(id))?;
     let current = credential(state, caller, uuid).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     model_db::delete_credential(&mut *tx, uuid).await.map_err(|e| match e {
         DbError::ForeignKeyViolation { .. } => AppError::Conflict {
             code: "CREDENTIAL_IN_USE".into(),
@@ -277,7 +270,7 @@ pub async fn add_deployment(
     let credential_id = match req.credential.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
         None => None,
         Some(c) => {
-            let all = model_db::credentials(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            let all = model_db::credentials(&state.pool).await.or_fail(caller)?;
             match all.iter().find(|x| x.id.to_string() == c || x.name == c) {
                 Some(x) => Some(x.id),
                 None => {
@@ -295,7 +288,7 @@ pub async fn add_deployment(
         credential_id,
         weight,
     };
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let id = model_db::insert_definition(&mut *tx, &f).await.map_err(|e| match e {
         DbError::UniqueViolation { .. } => conflict(
             "MODEL_EXISTS",
@@ -318,14 +311,14 @@ fn model_not_found(id: &str) -> AppError {
 pub async fn delete_deployment(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "model.delete", id).await?;
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| model_not_found(id))?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = model_db::definitions(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|d| d.id == uuid)
         .ok_or_else(|| model_not_found(id))?;
-    model_db::delete_definition(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    model_db::delete_definition(&mut *tx, uuid).await.or_fail(caller)?;
     let before = json!({
         "publicName": before.public_name, "upstreamModel": before.upstream_model, "apiBase": before.api_base,
         "credential": before.credential_name, "weight": before.weight,
@@ -342,12 +335,8 @@ pub async fn set_fallbacks(
 ) -> Result<Vec<(String, Vec<String>)>, AppError> {
     let public = req.public_name.trim().to_owned();
     let silo = admin_write(state, caller, "model.fallbacks", &public).await?;
-    let names: Vec<String> = model_db::definitions(&state.pool)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .into_iter()
-        .map(|d| d.public_name)
-        .collect();
+    let names: Vec<String> =
+        model_db::definitions(&state.pool).await.or_fail(caller)?.into_iter().map(|d| d.public_name).collect();
     let mut errors = FieldErrors::new();
     if !names.contains(&public) {
         errors.add("publicName", format!("No model named “{public}” is defined."));
@@ -366,17 +355,17 @@ pub async fn set_fallbacks(
         }
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = model_db::fallbacks(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find_map(|(name, chain)| (name == public).then_some(chain))
         .unwrap_or_default();
-    model_db::set_fallbacks(&mut tx, &public, &chain).await.map_err(|e| db_failure(caller, e))?;
+    model_db::set_fallbacks(&mut tx, &public, &chain).await.or_fail(caller)?;
     finish(tx, silo, caller, "model.fallbacks", &public, json!({ "chain": chain, "before": { "chain": before } }))
         .await?;
-    model_db::fallbacks(&state.pool).await.map_err(|e| db_failure(caller, e))
+    model_db::fallbacks(&state.pool).await.or_fail(caller)
 }
 
 /// Sets the default model of the silo, a group or a user.
@@ -389,27 +378,21 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
     match scope {
         "silo" => {}
         "group" => {
-            let all = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+            let all = groups::list(&state.pool).await.or_fail(caller)?;
             match target.and_then(|t| all.iter().find(|g| g.id.to_string() == t || g.name == t)) {
                 Some(g) => group = Some((g.id, g.name.clone())),
                 None => errors.add("target", "Choose a group."),
             }
         }
         "user" => match target {
-            Some(t) if tenants::get(&state.pool, t).await.map_err(|e| db_failure(caller, e))?.is_some() => {
-                tenant = Some(t.to_owned())
-            }
+            Some(t) if tenants::get(&state.pool, t).await.or_fail(caller)?.is_some() => tenant = Some(t.to_owned()),
             _ => errors.add("target", "Choose a user."),
         },
         _ => errors.add("scope", "Choose silo, group or user."),
     }
     let model = req.model.trim().to_owned();
-    let names: Vec<String> = model_db::definitions(&state.pool)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .into_iter()
-        .map(|d| d.public_name)
-        .collect();
+    let names: Vec<String> =
+        model_db::definitions(&state.pool).await.or_fail(caller)?.into_iter().map(|d| d.public_name).collect();
     if !names.contains(&model) {
         errors.add(
             "model",
@@ -421,16 +404,16 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
         );
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = model_db::defaults(&mut *tx)
         .await
-        .map_err(|e| db_failure(caller, e))?
+        .or_fail(caller)?
         .into_iter()
         .find(|d| d.scope == scope && d.group_id == group.as_ref().map(|g| g.0) && d.tenant == tenant)
         .map(|d| json!({ "model": d.model }));
     let id = model_db::put_default(&mut tx, scope, group.as_ref().map(|g| g.0), tenant.as_deref(), &model)
         .await
-        .map_err(|e| db_failure(caller, e))?;
+        .or_fail(caller)?;
     let target_label = match (scope, &group, &tenant) {
         ("group", Some((_, name)), _) => format!("group “{name}”"),
         ("user", _, Some(t)) => format!("user {t}"),
@@ -446,14 +429,10 @@ pub async fn delete_default(state: &AppState, caller: &Caller, id: &str) -> Resu
     let silo = admin_write(state, caller, "model.default.delete", id).await?;
     let missing = || not_found("DEFAULT_NOT_FOUND", format!("No default with id “{id}” exists in this silo."));
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| missing())?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let before = model_db::defaults(&mut *tx)
-        .await
-        .map_err(|e| db_failure(caller, e))?
-        .into_iter()
-        .find(|d| d.id == uuid)
-        .ok_or_else(missing)?;
-    model_db::delete_default(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let before =
+        model_db::defaults(&mut *tx).await.or_fail(caller)?.into_iter().find(|d| d.id == uuid).ok_or_else(missing)?;
+    model_db::delete_default(&mut *tx, uuid).await.or_fail(caller)?;
     let before =
         json!({ "scope": before.scope, "group": before.group_name, "user": before.tenant, "model": before.model });
     finish(tx, silo, caller, "model.default.delete", id, json!({ "before": before })).await?;

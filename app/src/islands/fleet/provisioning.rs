@@ -14,8 +14,9 @@ use crate::{
     api::fleet::{get_provisioning, retry_provisioning, set_cluster_tenant_suspended},
     error::AppError,
     model::{
-        cluster_tenant::{Phase, url_encode},
-        provisioning::{ProvisioningView, StepId, StepState, StepView},
+        fleet::cluster_tenant::Phase,
+        fleet::provisioning::{ProvisioningView, StepId, StepState, StepView},
+        href::url_encode,
     },
 };
 

@@ -1,6 +1,7 @@
 //! Groups: scoped sets of users (org, department, team, project, personal). Groups named in the
 //! identity provider's groups claim are mirrored at sign-in and marked `idp`.
 
+use crate::service::OrFail as _;
 use opencrane_db::Error as DbError;
 use opencrane_silo_db::{
     groups::{self, GroupRow},
@@ -12,8 +13,8 @@ use uuid::Uuid;
 use super::{admin_read, admin_write, conflict, finish, not_found};
 use crate::{
     error::{AppError, FieldErrors},
-    model::portal::{GROUP_SCOPES, GroupRequest, GroupView},
-    service::{db_failure, sql_failure},
+    model::silo::{GROUP_SCOPES, GroupRequest, GroupView},
+    service::db_failure,
     state::{AppState, Caller},
 };
 
@@ -27,7 +28,7 @@ pub(crate) fn parse_id(id: &str) -> Result<Uuid, AppError> {
 }
 
 async fn view(state: &AppState, caller: &Caller, row: GroupRow) -> Result<GroupView, AppError> {
-    let members = groups::members(&state.pool, row.id).await.map_err(|e| db_failure(caller, e))?;
+    let members = groups::members(&state.pool, row.id).await.or_fail(caller)?;
     Ok(GroupView {
         id: row.id.to_string(),
         name: row.name,
@@ -41,7 +42,7 @@ async fn view(state: &AppState, caller: &Caller, row: GroupRow) -> Result<GroupV
 /// Every group with its members.
 pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<GroupView>, AppError> {
     admin_read(state, caller)?;
-    let rows = groups::list(&state.pool).await.map_err(|e| db_failure(caller, e))?;
+    let rows = groups::list(&state.pool).await.or_fail(caller)?;
     let mut views = Vec::with_capacity(rows.len());
     for row in rows {
         views.push(view(state, caller, row).await?);
@@ -53,8 +54,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<GroupView>, A
 pub async fn get(state: &AppState, caller: &Caller, id: &str) -> Result<GroupView, AppError> {
     admin_read(state, caller)?;
     let uuid = parse_id(id)?;
-    let row =
-        groups::get(&state.pool, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    let row = groups::get(&state.pool, uuid).await.or_fail(caller)?.ok_or_else(|| group_not_found(id))?;
     view(state, caller, row).await
 }
 
@@ -90,7 +90,7 @@ async fn validate(state: &AppState, caller: &Caller, req: &GroupRequest) -> Resu
     members.sort();
     members.dedup();
     if !members.is_empty() {
-        let known = tenants::list(&state.pool, &TenantFilter::default()).await.map_err(|e| db_failure(caller, e))?;
+        let known = tenants::list(&state.pool, &TenantFilter::default()).await.or_fail(caller)?;
         let unknown: Vec<&str> =
             members.iter().filter(|m| !known.iter().any(|t| t.name == **m)).map(String::as_str).collect();
         if !unknown.is_empty() {
@@ -119,7 +119,7 @@ fn write_failure(caller: &Caller, err: DbError) -> AppError {
 pub async fn create(state: &AppState, caller: &Caller, req: GroupRequest) -> Result<GroupView, AppError> {
     let silo = admin_write(state, caller, "group.create", req.name.trim()).await?;
     let v = validate(state, caller, &req).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let id = groups::insert(&mut *tx, &v.name, &v.scope, &v.description, "local")
         .await
         .map_err(|e| write_failure(caller, e))?;
@@ -134,7 +134,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: GroupReque
     let silo = admin_write(state, caller, "group.update", id).await?;
     let uuid = parse_id(id)?;
     let v = validate(state, caller, &req).await?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
     let before = audit_record(&mut tx, caller, uuid).await?.ok_or_else(|| group_not_found(id))?;
     groups::update(&mut *tx, uuid, &v.name, &v.scope, &v.description).await.map_err(|e| write_failure(caller, e))?;
     groups::set_members(&mut *tx, uuid, &v.members).await.map_err(|e| write_failure(caller, e))?;
@@ -147,11 +147,10 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: GroupReque
 pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
     let silo = admin_write(state, caller, "group.delete", id).await?;
     let uuid = parse_id(id)?;
-    let mut tx = state.pool.begin().await.map_err(|e| sql_failure(caller, e))?;
-    let row =
-        groups::get(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?.ok_or_else(|| group_not_found(id))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let row = groups::get(&mut *tx, uuid).await.or_fail(caller)?.ok_or_else(|| group_not_found(id))?;
     let before = audit_record(&mut tx, caller, uuid).await?;
-    groups::delete(&mut *tx, uuid).await.map_err(|e| db_failure(caller, e))?;
+    groups::delete(&mut *tx, uuid).await.or_fail(caller)?;
     finish(tx, silo, caller, "group.delete", &row.name, json!({ "id": uuid, "before": before })).await?;
     Ok(())
 }
@@ -162,7 +161,7 @@ async fn audit_record(
     caller: &Caller,
     id: uuid::Uuid,
 ) -> Result<Option<serde_json::Value>, AppError> {
-    let Some(row) = groups::get(&mut *tx, id).await.map_err(|e| db_failure(caller, e))? else { return Ok(None) };
-    let members = groups::members(&mut *tx, id).await.map_err(|e| db_failure(caller, e))?;
+    let Some(row) = groups::get(&mut *tx, id).await.or_fail(caller)? else { return Ok(None) };
+    let members = groups::members(&mut *tx, id).await.or_fail(caller)?;
     Ok(Some(json!({ "name": row.name, "scope": row.scope, "description": row.description, "members": members })))
 }

@@ -2,9 +2,18 @@
 //! as the admin types and by the server on every create and update, whether it arrives from a
 //! server function or from the REST API.
 //!
-//! Three layers: [`ClusterTenantForm`] holds exactly what the form's inputs hold (strings);
-//! [`ClusterTenantCreateRequest`] is the REST/JSON contract of the reference; [`validate`] turns a
-//! request into a [`ClusterTenantSpec`], the normalised desired state that is stored.
+//! Three layers: [`ClusterTenantForm`] (in `form`) holds exactly what the form's inputs hold
+//! (strings); [`ClusterTenantCreateRequest`] is the REST/JSON contract of the reference;
+//! [`validate`] turns a request into a [`ClusterTenantSpec`], the normalised desired state that
+//! is stored. What the API returns is in `view`, the list's query and page in `list`.
+
+mod form;
+mod list;
+mod view;
+
+pub use form::*;
+pub use list::*;
+pub use view::*;
 
 use serde::{Deserialize, Serialize};
 
@@ -217,6 +226,25 @@ pub struct ClusterTenantSpec {
     pub silo_version: Option<String>,
 }
 
+impl ClusterTenantSpec {
+    /// The fields (wire names) in which `self` differs from `current` that only a platform
+    /// operator may change: suspension, quota, seat cap, tier, compute, version and retention. A
+    /// customer's own owners and admins keep the display name and the vanity domain (the
+    /// original let them lift a platform suspension and raise their own quota).
+    pub fn operator_only_changes(&self, current: &ClusterTenantSpec) -> Vec<&'static str> {
+        let changed = [
+            ("suspended", self.suspended != current.suspended),
+            ("resources.quota", self.quota != current.quota),
+            ("seatCap", self.seat_cap != current.seat_cap),
+            ("isolationTier", self.isolation_tier != current.isolation_tier),
+            ("compute", (self.compute_mode, &self.node_pool) != (current.compute_mode, &current.node_pool)),
+            ("siloVersion", self.silo_version != current.silo_version),
+            ("terminationPolicy", self.termination_policy != current.termination_policy),
+        ];
+        changed.into_iter().filter(|(_, differs)| *differs).map(|(field, _)| field).collect()
+    }
+}
+
 /// Largest accepted seat cap and pod/GPU count; beyond it is a typo, not a plan.
 pub const MAX_COUNT: i64 = 1_000_000;
 
@@ -353,448 +381,6 @@ impl ClusterTenantUpdateRequest {
             suspended: self.suspended.or(Some(current.suspended)),
         }
     }
-}
-
-/// Exactly what the create/edit form's inputs hold. Turning it into a request is where typing
-/// mistakes (letters in a number field) become field errors.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClusterTenantForm {
-    /// Name input.
-    pub name: String,
-    /// Display name input.
-    pub display_name: String,
-    /// Vanity domain input.
-    pub vanity_domain: String,
-    /// Tier select (wire spelling).
-    pub isolation_tier: String,
-    /// Compute mode radio (wire spelling).
-    pub compute_mode: String,
-    /// Node pool input.
-    pub node_pool: String,
-    /// Quota inputs.
-    pub cpu: String,
-    /// Memory quota input.
-    pub memory: String,
-    /// Pods quota input.
-    pub pods: String,
-    /// Storage quota input.
-    pub storage: String,
-    /// GPU quota input.
-    pub gpu: String,
-    /// Seat cap input; blank = uncapped.
-    pub seat_cap: String,
-    /// Termination policy select (wire spelling).
-    pub termination_policy: String,
-    /// Silo version input; blank = the fleet's default.
-    pub silo_version: String,
-}
-
-fn parse_count(field: &str, text: &str, errors: &mut FieldErrors) -> Option<i64> {
-    let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
-    match text.parse::<i64>() {
-        Ok(n) => Some(n),
-        Err(_) => {
-            errors.add(field, "Enter a whole number.");
-            None
-        }
-    }
-}
-
-impl ClusterTenantForm {
-    /// A blank form with the defaults a new customer usually gets.
-    pub fn new_defaults() -> Self {
-        Self {
-            isolation_tier: "shared".into(),
-            compute_mode: "shared".into(),
-            termination_policy: TerminationPolicy::Retain.as_str().into(),
-            ..Self::default()
-        }
-    }
-
-    /// The form showing a stored ClusterTenant, for editing.
-    pub fn from_spec(spec: &ClusterTenantSpec) -> Self {
-        let text = |v: &Option<String>| v.clone().unwrap_or_default();
-        let num = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
-        Self {
-            name: spec.name.clone(),
-            display_name: spec.display_name.clone(),
-            vanity_domain: text(&spec.vanity_domain),
-            isolation_tier: spec.isolation_tier.as_str().into(),
-            compute_mode: spec.compute_mode.as_str().into(),
-            node_pool: text(&spec.node_pool),
-            cpu: text(&spec.quota.cpu),
-            memory: text(&spec.quota.memory),
-            pods: num(spec.quota.pods),
-            storage: text(&spec.quota.storage),
-            gpu: num(spec.quota.gpu),
-            seat_cap: num(spec.seat_cap.map(i64::from)),
-            termination_policy: spec.termination_policy.as_str().into(),
-            silo_version: text(&spec.silo_version),
-        }
-    }
-
-    /// The request this form submits, or the fields that are not even well-typed.
-    pub fn to_request(&self) -> (ClusterTenantCreateRequest, FieldErrors) {
-        let mut errors = FieldErrors::new();
-        let pods = parse_count("resources.quota.pods", &self.pods, &mut errors);
-        let gpu = parse_count("resources.quota.gpu", &self.gpu, &mut errors);
-        let seat_cap = parse_count("seatCap", &self.seat_cap, &mut errors);
-        let request = ClusterTenantCreateRequest {
-            name: self.name.clone(),
-            display_name: self.display_name.clone(),
-            vanity_domain: Some(self.vanity_domain.clone()),
-            isolation_tier: IsolationTier::parse(&self.isolation_tier),
-            compute: Some(ComputeRequest {
-                mode: ComputeMode::parse(&self.compute_mode),
-                node_pool: Some(self.node_pool.clone()),
-            }),
-            resources: Some(Resources {
-                quota: Some(Quota {
-                    cpu: Some(self.cpu.clone()),
-                    memory: Some(self.memory.clone()),
-                    pods,
-                    storage: Some(self.storage.clone()),
-                    gpu,
-                }),
-            }),
-            seat_cap,
-            owner: None,
-            termination_policy: TerminationPolicy::parse(&self.termination_policy),
-            silo_version: Some(self.silo_version.clone()),
-            suspended: None,
-        };
-        if request.termination_policy.is_none() {
-            errors.add("terminationPolicy", "Choose what happens to the database on deletion.");
-        }
-        (request, errors)
-    }
-
-    /// Everything wrong with the form as it stands: typing errors first, then [`validate`].
-    pub fn check(&self, ctx: &ValidationContext) -> Result<ClusterTenantCreateRequest, FieldErrors> {
-        let (request, mut errors) = self.to_request();
-        if let Err(rule_errors) = validate(&request, ctx) {
-            for (field, message) in rule_errors.0 {
-                errors.add(field, message);
-            }
-        }
-        if let Some(tier) = request.isolation_tier.filter(|t| !t.is_available(ctx.dedicated_cluster_available)) {
-            errors.add("isolationTier", tier_unavailable_message(tier));
-        }
-        errors.into_result(request)
-    }
-
-    /// The update request this form submits when editing (every field set).
-    pub fn to_update(&self, ctx: &ValidationContext) -> Result<ClusterTenantUpdateRequest, FieldErrors> {
-        let request = self.check(ctx)?;
-        Ok(ClusterTenantUpdateRequest {
-            display_name: Some(request.display_name),
-            vanity_domain: match trimmed(request.vanity_domain.as_deref()) {
-                Some(d) => Patch::Set(d),
-                None => Patch::Clear,
-            },
-            isolation_tier: request.isolation_tier,
-            compute: request.compute,
-            resources: request.resources,
-            seat_cap: match request.seat_cap {
-                Some(n) => Patch::Set(n),
-                None => Patch::Clear,
-            },
-            termination_policy: request.termination_policy,
-            silo_version: match trimmed(request.silo_version.as_deref()) {
-                Some(v) => Patch::Set(v),
-                None => Patch::Clear,
-            },
-            suspended: None,
-        })
-    }
-}
-
-/// The message for a tier this installation cannot provision.
-pub fn tier_unavailable_message(tier: IsolationTier) -> String {
-    format!("{} is not available: no external provisioner for dedicated clusters is configured.", tier.label())
-}
-
-/// The Zitadel identifiers of a customer's organisation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ZitadelIds {
-    /// OIDC client id of the org's login app.
-    pub client_id: Option<String>,
-    /// Organisation id.
-    pub org_id: Option<String>,
-    /// Registered redirect URI.
-    pub redirect_uri: Option<String>,
-}
-
-/// Observed status.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterTenantStatus {
-    /// Lifecycle phase.
-    pub phase: Phase,
-    /// Human-readable message.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Namespace the silo is bound to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bound_namespace: Option<String>,
-    /// Provisioner serving the tier.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub provisioner: Option<String>,
-    /// Where the silo's console answers, once it does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub silo_url: Option<String>,
-    /// The desired-state generation (bumped by every change).
-    #[serde(default)]
-    pub generation: i64,
-    /// The generation the provisioner last converged to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// What the teardown kept (set while deleting).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retained: Vec<String>,
-}
-
-/// `compute` in responses.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Compute {
-    /// Mode.
-    pub mode: ComputeMode,
-    /// Node pool (dedicated only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_pool: Option<String>,
-}
-
-/// `resources` in responses.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourcesView {
-    /// The quota.
-    pub quota: Quota,
-}
-
-/// A ClusterTenant as the API returns it (the reference's response contract, plus timestamps
-/// and seats in use).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterTenant {
-    /// Name.
-    pub name: String,
-    /// Display name.
-    pub display_name: String,
-    /// Vanity domain.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vanity_domain: Option<String>,
-    /// Tier.
-    pub isolation_tier: IsolationTier,
-    /// Compute.
-    pub compute: Compute,
-    /// Resources.
-    pub resources: ResourcesView,
-    /// Seat cap; absent = uncapped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seat_cap: Option<i32>,
-    /// Active members (seats in use), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seats_used: Option<i64>,
-    /// Zitadel ids, when any is set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub zitadel: Option<ZitadelIds>,
-    /// Scaled to zero, sign-ins blocked.
-    pub suspended: bool,
-    /// What deletion does with the database.
-    pub termination_policy: TerminationPolicy,
-    /// Silo version pin.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub silo_version: Option<String>,
-    /// Observed status.
-    pub status: ClusterTenantStatus,
-    /// Creation time (RFC 3339).
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    /// Last change (RFC 3339).
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-}
-
-impl ClusterTenant {
-    /// The desired-state part, e.g. to prefill the edit form.
-    pub fn spec(&self) -> ClusterTenantSpec {
-        ClusterTenantSpec {
-            name: self.name.clone(),
-            display_name: self.display_name.clone(),
-            vanity_domain: self.vanity_domain.clone(),
-            isolation_tier: self.isolation_tier,
-            compute_mode: self.compute.mode,
-            node_pool: self.compute.node_pool.clone(),
-            quota: self.resources.quota.clone(),
-            seat_cap: self.seat_cap,
-            suspended: self.suspended,
-            termination_policy: self.termination_policy,
-            silo_version: self.silo_version.clone(),
-        }
-    }
-
-    /// The namespace the silo gets.
-    pub fn namespace(&self) -> String {
-        format!("opencrane-{}", self.name)
-    }
-}
-
-/// Columns the list can be sorted by (URL spelling).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SortBy {
-    /// Name.
-    #[default]
-    Name,
-    /// Display name.
-    DisplayName,
-    /// Tier.
-    Tier,
-    /// Phase.
-    Phase,
-    /// Seat cap.
-    SeatCap,
-    /// Creation time.
-    CreatedAt,
-}
-
-impl SortBy {
-    /// Every sortable column.
-    pub const ALL: [Self; 6] = [Self::Name, Self::DisplayName, Self::Tier, Self::Phase, Self::SeatCap, Self::CreatedAt];
-
-    /// URL spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Name => "name",
-            Self::DisplayName => "displayName",
-            Self::Tier => "tier",
-            Self::Phase => "phase",
-            Self::SeatCap => "seatCap",
-            Self::CreatedAt => "createdAt",
-        }
-    }
-
-    /// Parses the URL spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
-
-/// Largest page the list serves.
-pub const MAX_PAGE_SIZE: i64 = 200;
-/// Page size of the list page.
-pub const DEFAULT_PAGE_SIZE: i64 = 50;
-
-/// Which rows to list, from the list page's URL (`?q=&phase=&tier=&sort=&order=&page=`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListQuery {
-    /// Case-insensitive substring of name or display name.
-    pub search: Option<String>,
-    /// Only this phase.
-    pub phase: Option<Phase>,
-    /// Only this tier.
-    pub tier: Option<IsolationTier>,
-    /// Sort column.
-    pub sort: SortBy,
-    /// Descending order.
-    pub descending: bool,
-    /// Rows per page, 1..=MAX_PAGE_SIZE.
-    pub limit: i64,
-    /// Rows to skip.
-    pub offset: i64,
-}
-
-impl Default for ListQuery {
-    fn default() -> Self {
-        Self {
-            search: None,
-            phase: None,
-            tier: None,
-            sort: SortBy::Name,
-            descending: false,
-            limit: DEFAULT_PAGE_SIZE,
-            offset: 0,
-        }
-    }
-}
-
-impl ListQuery {
-    /// Reads the list page's query parameters. Unknown values fall back to defaults, because a
-    /// hand-edited URL should still show a page rather than an error.
-    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> Self {
-        let page = get("page").and_then(|p| p.parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1);
-        let limit = DEFAULT_PAGE_SIZE;
-        Self {
-            search: get("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
-            phase: get("phase").and_then(|p| Phase::parse(&p)),
-            tier: get("tier").and_then(|t| IsolationTier::parse(&t)),
-            sort: get("sort").and_then(|s| SortBy::parse(&s)).unwrap_or_default(),
-            descending: get("order").is_some_and(|o| o == "desc"),
-            limit,
-            offset: (page - 1).saturating_mul(limit),
-        }
-    }
-
-    /// The 1-based page number.
-    pub fn page(&self) -> i64 {
-        self.offset / self.limit.max(1) + 1
-    }
-
-    /// The list page URL for this query with `change` applied.
-    pub fn href(&self, change: impl FnOnce(&mut Self)) -> String {
-        let mut q = self.clone();
-        change(&mut q);
-        let mut params: Vec<(&str, String)> = Vec::new();
-        if let Some(s) = &q.search {
-            params.push(("q", s.clone()));
-        }
-        if let Some(p) = q.phase {
-            params.push(("phase", p.as_str().into()));
-        }
-        if let Some(t) = q.tier {
-            params.push(("tier", t.as_str().into()));
-        }
-        if q.sort != SortBy::Name {
-            params.push(("sort", q.sort.as_str().into()));
-        }
-        if q.descending {
-            params.push(("order", "desc".into()));
-        }
-        if q.page() > 1 {
-            params.push(("page", q.page().to_string()));
-        }
-        if params.is_empty() {
-            return "/cluster-tenants".into();
-        }
-        let query: Vec<String> = params.into_iter().map(|(k, v)| format!("{k}={}", url_encode(&v))).collect();
-        format!("/cluster-tenants?{}", query.join("&"))
-    }
-}
-
-/// Percent-encodes a query-string value.
-pub fn url_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(char::from(b)),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-/// One page of the list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClusterTenantPage {
-    /// The rows.
-    pub items: Vec<ClusterTenant>,
-    /// Rows matching the filter, on all pages.
-    pub total: i64,
-    /// The query that produced the page.
-    pub query: ListQuery,
 }
 
 #[cfg(test)]
@@ -947,6 +533,34 @@ mod tests {
         form.seat_cap = "50".into();
         let spec = validate(&form.check(&ctx()).unwrap(), &ctx()).unwrap();
         assert_eq!(ClusterTenantForm::from_spec(&spec), form);
+    }
+
+    #[test]
+    fn only_display_name_and_vanity_domain_are_the_customers_to_change() {
+        let current = validate(&valid_request(), &ctx()).unwrap();
+        let own = ClusterTenantUpdateRequest {
+            display_name: Some("Acme Inc".into()),
+            vanity_domain: Patch::Set("portal.acme.io".into()),
+            ..Default::default()
+        };
+        let spec = validate(&own.merge_into(&current), &ctx()).unwrap();
+        assert!(spec.operator_only_changes(&current).is_empty());
+        let resume = ClusterTenantUpdateRequest { suspended: Some(true), ..Default::default() };
+        let spec = validate(&resume.merge_into(&current), &ctx()).unwrap();
+        assert_eq!(spec.operator_only_changes(&current), ["suspended"]);
+        let mut quota = current.quota.clone();
+        quota.cpu = Some("64".into());
+        let raise = ClusterTenantUpdateRequest {
+            resources: Some(Resources { quota: Some(quota) }),
+            seat_cap: Patch::Set(500),
+            silo_version: Patch::Set("9.9.9".into()),
+            ..Default::default()
+        };
+        let spec = validate(&raise.merge_into(&current), &ctx()).unwrap();
+        assert_eq!(spec.operator_only_changes(&current), ["resources.quota", "seatCap", "siloVersion"]);
+        // Sending the current values back (what the edit form does) changes nothing.
+        let same = ClusterTenantUpdateRequest { suspended: Some(false), ..Default::default() };
+        assert!(validate(&same.merge_into(&current), &ctx()).unwrap().operator_only_changes(&current).is_empty());
     }
 
     #[test]

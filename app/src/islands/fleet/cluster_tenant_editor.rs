@@ -10,7 +10,7 @@ use crate::{
     api::fleet::{create_cluster_tenant, update_cluster_tenant},
     components::form::{Field, described_by},
     error::{AppError, FieldErrors},
-    model::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
+    model::fleet::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
 };
 
 /// Which fields belong to which input id (for focusing the first invalid one).

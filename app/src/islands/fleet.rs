@@ -1,0 +1,7 @@
+//! The fleet console's islands: the customer form, the delete dialog, the provisioning checklist
+//! with its suspend button, and the billing form.
+
+pub mod billing_account;
+pub mod cluster_tenant_editor;
+pub mod delete_cluster_tenant;
+pub mod provisioning;

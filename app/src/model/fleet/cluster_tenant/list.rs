@@ -1,0 +1,134 @@
+//! The customers list: its query (`?q=&phase=&tier=&sort=&order=&page=`), sort columns, page
+//! sizes and one page of rows.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+use crate::model::href::Href;
+
+/// Columns the list can be sorted by (URL spelling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SortBy {
+    /// Name.
+    #[default]
+    Name,
+    /// Display name.
+    DisplayName,
+    /// Tier.
+    Tier,
+    /// Phase.
+    Phase,
+    /// Seat cap.
+    SeatCap,
+    /// Creation time.
+    CreatedAt,
+}
+
+impl SortBy {
+    /// Every sortable column.
+    pub const ALL: [Self; 6] = [Self::Name, Self::DisplayName, Self::Tier, Self::Phase, Self::SeatCap, Self::CreatedAt];
+
+    /// URL spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::DisplayName => "displayName",
+            Self::Tier => "tier",
+            Self::Phase => "phase",
+            Self::SeatCap => "seatCap",
+            Self::CreatedAt => "createdAt",
+        }
+    }
+
+    /// Parses the URL spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Largest page the list serves.
+pub const MAX_PAGE_SIZE: i64 = 200;
+/// Page size of the list page.
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+
+/// Which rows to list, from the list page's URL (`?q=&phase=&tier=&sort=&order=&page=`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListQuery {
+    /// Case-insensitive substring of name or display name.
+    pub search: Option<String>,
+    /// Only this phase.
+    pub phase: Option<Phase>,
+    /// Only this tier.
+    pub tier: Option<IsolationTier>,
+    /// Sort column.
+    pub sort: SortBy,
+    /// Descending order.
+    pub descending: bool,
+    /// Rows per page, 1..=MAX_PAGE_SIZE.
+    pub limit: i64,
+    /// Rows to skip.
+    pub offset: i64,
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        Self {
+            search: None,
+            phase: None,
+            tier: None,
+            sort: SortBy::Name,
+            descending: false,
+            limit: DEFAULT_PAGE_SIZE,
+            offset: 0,
+        }
+    }
+}
+
+impl ListQuery {
+    /// Reads the list page's query parameters. Unknown values fall back to defaults, because a
+    /// hand-edited URL should still show a page rather than an error.
+    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> Self {
+        let page = get("page").and_then(|p| p.parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1);
+        let limit = DEFAULT_PAGE_SIZE;
+        Self {
+            search: get("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
+            phase: get("phase").and_then(|p| Phase::parse(&p)),
+            tier: get("tier").and_then(|t| IsolationTier::parse(&t)),
+            sort: get("sort").and_then(|s| SortBy::parse(&s)).unwrap_or_default(),
+            descending: get("order").is_some_and(|o| o == "desc"),
+            limit,
+            offset: (page - 1).saturating_mul(limit),
+        }
+    }
+
+    /// The 1-based page number.
+    pub fn page(&self) -> i64 {
+        self.offset / self.limit.max(1) + 1
+    }
+
+    /// The list page URL for this query with `change` applied.
+    pub fn href(&self, change: impl FnOnce(&mut Self)) -> String {
+        let mut q = self.clone();
+        change(&mut q);
+        Href::new("/cluster-tenants")
+            .param("q", q.search.as_deref())
+            .param("phase", q.phase.map(Phase::as_str))
+            .param("tier", q.tier.map(IsolationTier::as_str))
+            .param("sort", (q.sort != SortBy::Name).then(|| q.sort.as_str()))
+            .param("order", q.descending.then_some("desc"))
+            .param("page", (q.page() > 1).then(|| q.page().to_string()))
+            .build()
+    }
+}
+
+/// One page of the list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterTenantPage {
+    /// The rows.
+    pub items: Vec<ClusterTenant>,
+    /// Rows matching the filter, on all pages.
+    pub total: i64,
+    /// The query that produced the page.
+    pub query: ListQuery,
+}

@@ -1,0 +1,5 @@
+//! The fleet-manager's use cases: customers (ClusterTenants) with their provisioning, and
+//! billing. Platform operators only, except where a customer's own Owner may act on it.
+
+pub mod billing;
+pub mod cluster_tenants;
