@@ -42,6 +42,9 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         args.billing_enabled,
         auth.0.oidc.is_some(),
     );
+    if let RoleSettings::Fleet(fleet) = &mut state.role {
+        fleet.validation.fleet_namespace = args.namespace.clone();
+    }
     spawn_session_sweeper(state.pool.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let provisioning = match args.provisioner {
@@ -88,7 +91,7 @@ pub fn fleet_state(
         role: RoleSettings::Fleet(FleetSettings {
             cluster_tenants_enabled,
             billing_enabled,
-            validation: ValidationContext { base_domain, dedicated_cluster_available: false },
+            validation: ValidationContext { base_domain, ..ValidationContext::default() },
         }),
         sign_in,
         health: None,

@@ -103,6 +103,26 @@ pub struct DesiredState<'a> {
     pub silo_version: Option<&'a str>,
 }
 
+impl<'a> DesiredState<'a> {
+    /// A shared-tier customer on shared compute with `quota` and `termination_policy`, and no
+    /// vanity domain, seat cap, suspension or version pin (the defaults of the migration; what
+    /// callers then change with struct update syntax).
+    pub fn shared(display_name: &'a str, quota: &'a serde_json::Value, termination_policy: &'a str) -> Self {
+        Self {
+            display_name,
+            vanity_domain: None,
+            isolation_tier: "shared",
+            compute_mode: "shared",
+            node_pool: None,
+            quota,
+            seat_cap: None,
+            suspended: false,
+            termination_policy,
+            silo_version: None,
+        }
+    }
+}
+
 /// Inserts a new ClusterTenant in phase `pending`.
 pub async fn insert(db: impl PgExecutor<'_>, name: &str, desired: &DesiredState<'_>) -> Result<ClusterTenantRow> {
     // language=PostgreSQL

@@ -12,18 +12,7 @@ use crate::{
 };
 
 fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value) -> DesiredState<'a> {
-    DesiredState {
-        display_name,
-        vanity_domain: None,
-        isolation_tier: "shared",
-        compute_mode: "shared",
-        node_pool: None,
-        quota,
-        seat_cap: None,
-        suspended: false,
-        termination_policy: "Retain",
-        silo_version: None,
-    }
+    DesiredState::shared(display_name, quota, "Retain")
 }
 
 async fn seed(pool: &PgPool, name: &str) {

@@ -91,12 +91,11 @@ fn metadata(desired: &Desired, name: &str, component: &str) -> Value {
 /// Step 1: the namespace, under the `restricted` Pod Security Standard — the same object
 /// `opencrane deploy silo` applies, so the two never disagree.
 pub fn namespace(desired: &Desired) -> Value {
-    opencrane_deploy::manifest::namespace(
-        &desired.namespace(),
-        "silo",
-        &[("opencrane.io/cluster-tenant", &desired.name)],
-    )
+    opencrane_deploy::manifest::namespace(&desired.namespace(), "silo", &[(OWNER_LABEL, &desired.name)])
 }
+
+/// The label that says which customer a silo namespace belongs to.
+pub const OWNER_LABEL: &str = "opencrane.io/cluster-tenant";
 
 /// Step 1, with the namespace: the RoleBinding that lets the fleet-manager install the silo
 /// release in this namespace — and only here (the installer role is never bound cluster-wide).

@@ -451,6 +451,10 @@ async fn tear_down(
     })
     .await?;
     provisioning::set_retained(&mut *tx, name, &retained_json).await?;
+    if !retained.is_empty() {
+        // The kept data stays under the name: hold it, so no new customer inherits it.
+        opencrane_fleet_db::tombstones::record(&mut *tx, name, &retained_json).await?;
+    }
     provisioning::finish_deletion(&mut *tx, name).await?;
     tx.commit().await.map_err(opencrane_db::Error::from)?;
     tracing::info!(cluster_tenant = name, retained = ?retained, "silo torn down and ClusterTenant removed");

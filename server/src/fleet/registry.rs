@@ -28,23 +28,13 @@ pub fn create_request(
     spec: &ClusterTenantSpec,
 ) -> app::model::fleet::cluster_tenant::ClusterTenantCreateRequest {
     use app::model::fleet::cluster_tenant as m;
-    use opencrane_crd::cluster_tenant as crd;
     m::ClusterTenantCreateRequest {
         name: name.to_owned(),
         display_name: spec.display_name.clone(),
         vanity_domain: spec.vanity_domain.clone(),
-        isolation_tier: Some(match spec.isolation_tier {
-            crd::IsolationTier::Shared => m::IsolationTier::Shared,
-            crd::IsolationTier::DedicatedNodes => m::IsolationTier::DedicatedNodes,
-            crd::IsolationTier::DedicatedCluster => m::IsolationTier::DedicatedCluster,
-        }),
-        compute: Some(m::ComputeRequest {
-            mode: Some(match spec.compute.mode {
-                crd::ComputeMode::Shared => m::ComputeMode::Shared,
-                crd::ComputeMode::Dedicated => m::ComputeMode::Dedicated,
-            }),
-            node_pool: spec.compute.node_pool.clone(),
-        }),
+        // The resource and the API share the vocabulary's enums.
+        isolation_tier: Some(spec.isolation_tier),
+        compute: Some(m::ComputeRequest { mode: Some(spec.compute.mode), node_pool: spec.compute.node_pool.clone() }),
         resources: Some(m::Resources {
             quota: Some(spec.resources.quota.as_ref().map_or_else(m::Quota::default, |q| m::Quota {
                 cpu: q.cpu.clone(),
@@ -56,10 +46,8 @@ pub fn create_request(
         }),
         seat_cap: None,
         owner: spec.owner.as_ref().map(|o| m::OwnerRequest { subject: o.subject.clone(), email: o.email.clone() }),
-        termination_policy: Some(match spec.termination_policy {
-            crd::TerminationPolicy::Retain => m::TerminationPolicy::Retain,
-            crd::TerminationPolicy::Delete => m::TerminationPolicy::Delete,
-        }),
+        termination_policy: Some(spec.termination_policy),
+        reattach_retained: None,
         silo_version: spec.silo_version.clone(),
         suspended: Some(spec.suspended),
     }

@@ -259,3 +259,67 @@ async fn internal_errors_do_not_leak_details(pool: PgPool) {
         assert!(!reply.text.contains(leak), "{leak} leaked: {}", reply.text);
     }
 }
+
+/// A customer deleted with Retain holds its name (its database, users and sealed provider keys
+/// still exist under it): another person creating the name gets 409 NAME_RETAINED and nothing is
+/// created; an operator must ask for the re-attach explicitly, which is audited with the former
+/// owners. Before tombstones the new customer silently inherited the silo.
+#[sqlx::test(migrations = false)]
+async fn a_name_whose_data_was_kept_is_held_and_only_an_operator_reattaches_it(pool: PgPool) {
+    use crate::support::{browser, send_as, session_cookie};
+    let db = support::fleet_db(&pool).await;
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')").execute(&db).await.unwrap();
+    sqlx::query("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner')")
+        .execute(&db)
+        .await
+        .unwrap();
+    let kept = json!(["CloudNativePG cluster silo-db and its volumes are kept (terminationPolicy Retain)."]);
+    opencrane_fleet_db::tombstones::record(&db, "acme", &kept).await.unwrap();
+    sqlx::query("DELETE FROM cluster_tenants WHERE name = 'acme'").execute(&db).await.unwrap();
+
+    // Another person, allowed to create customers (a billing account), asks for the name.
+    sqlx::query("INSERT INTO billing_accounts (subject, display_name) VALUES ('eve', 'Eve')")
+        .execute(&db)
+        .await
+        .unwrap();
+    let people = support::fleet_signed_in(db.clone());
+    let eve = browser(&session_cookie(&db, "eve", false, false).await);
+    let mut body: serde_json::Value = serde_json::from_str(&create_body("acme")).unwrap();
+    body["owner"] = json!({ "subject": "eve" });
+    let refused = send_as(&people, Method::POST, "/api/v1/cluster-tenants", Some(&body.to_string()), &eve).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text);
+    assert_eq!(refused.json()["code"], "NAME_RETAINED");
+    assert!(refused.json()["error"].as_str().unwrap().contains("data was kept"), "{}", refused.text);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM cluster_tenants").fetch_one(&db).await.unwrap();
+    assert_eq!(rows, 0, "nothing was created");
+    // The same person may still pick another name.
+    let other = json!({ "name": "acme-new", "owner": { "subject": "eve" } });
+    let mut other_body: serde_json::Value = serde_json::from_str(&create_body("acme-new")).unwrap();
+    other_body["owner"] = other["owner"].clone();
+    let fine = send_as(&people, Method::POST, "/api/v1/cluster-tenants", Some(&other_body.to_string()), &eve).await;
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.text);
+
+    // An operator without the explicit switch is refused too; with it, the name is re-attached.
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let plain = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
+    assert_eq!((plain.status, plain.json()["code"].clone()), (StatusCode::CONFLICT, json!("NAME_RETAINED")));
+    let mut reattach: serde_json::Value = serde_json::from_str(&create_body("acme")).unwrap();
+    reattach["reattachRetained"] = json!(true);
+    let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&reattach.to_string()), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    assert!(opencrane_fleet_db::tombstones::get(&db, "acme").await.unwrap().is_none(), "the name is released");
+    let audit: serde_json::Value = sqlx::query_scalar(
+        "SELECT metadata FROM audit_log WHERE action = 'cluster_tenant.reattach' AND target = 'acme'",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!(audit["formerOwners"], json!(["otto"]), "{audit}");
+    // A person cannot use the switch.
+    sqlx::query("INSERT INTO cluster_tenant_tombstones (name) VALUES ('held')").execute(&db).await.unwrap();
+    let mut theirs: serde_json::Value = serde_json::from_str(&create_body("held")).unwrap();
+    theirs["owner"] = json!({ "subject": "eve" });
+    theirs["reattachRetained"] = json!(true);
+    let denied = send_as(&people, Method::POST, "/api/v1/cluster-tenants", Some(&theirs.to_string()), &eve).await;
+    assert_eq!((denied.status, denied.json()["code"].clone()), (StatusCode::CONFLICT, json!("NAME_RETAINED")));
+}

@@ -33,7 +33,7 @@ fn provisioning_accepts(cpu: Option<&str>, memory: Option<&str>) -> bool {
 
 #[test]
 fn the_api_accepts_exactly_what_provisioning_accepts() {
-    let ctx = ValidationContext { base_domain: Some("example.com".into()), dedicated_cluster_available: false };
+    let ctx = ValidationContext { base_domain: Some("example.com".into()), ..Default::default() };
     // The reported values, then every string up to length 3 over the grammar's alphabet.
     let alphabet = ["0", "4", ".", "+", "-", "e", "E", "m", "n", "u", "k", "K", "G", "i", " "];
     let mut values: Vec<String> =

@@ -107,6 +107,10 @@ pub struct ClusterTenantCreateRequest {
     /// What deletion does with the database; default `Retain`.
     #[serde(default)]
     pub termination_policy: Option<TerminationPolicy>,
+    /// Platform operators only: give out a name whose deleted customer's data was kept, and
+    /// re-attach that data (database, users, sealed keys) to this customer. Audited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reattach_retained: Option<bool>,
     /// Pin of the silo version; blank or absent follows the fleet's default.
     #[serde(default)]
     pub silo_version: Option<String>,
@@ -194,6 +198,10 @@ pub struct ValidationContext {
     /// `PLATFORM_BASE_DOMAIN`: vanity domains may not sit under it (those hosts are the
     /// platform's own, `<name>.<base>`).
     pub base_domain: Option<String>,
+    /// The fleet's own namespace (`POD_NAMESPACE`): no customer's `opencrane-<name>` may be it,
+    /// whatever it is called (the built-in reservations only know `opencrane-system`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_namespace: Option<String>,
     /// Whether a dedicated-cluster provisioner is configured.
     pub dedicated_cluster_available: bool,
 }
@@ -259,6 +267,9 @@ pub fn validate(req: &ClusterTenantCreateRequest, ctx: &ValidationContext) -> Re
     let mut errors = FieldErrors::new();
     let name = req.name.trim().to_owned();
     errors.check("name", rules::cluster_tenant_name(&name));
+    if ctx.fleet_namespace.as_deref().is_some_and(|ns| ns == format!("opencrane-{name}")) {
+        errors.add("name", format!("“{name}” is reserved: opencrane-{name} is the fleet's own namespace."));
+    }
     let display_name = req.display_name.trim().to_owned();
     errors.check("displayName", rules::display_text("Display name", &display_name, rules::DISPLAY_NAME_MAX));
 
@@ -377,6 +388,7 @@ impl ClusterTenantUpdateRequest {
             seat_cap: self.seat_cap.apply(current.seat_cap.map(i64::from)),
             owner: None,
             termination_policy: self.termination_policy.or(Some(current.termination_policy)),
+            reattach_retained: None,
             silo_version: self.silo_version.apply(current.silo_version.clone()),
             suspended: self.suspended.or(Some(current.suspended)),
         }
@@ -388,7 +400,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> ValidationContext {
-        ValidationContext { base_domain: Some("example.com".into()), dedicated_cluster_available: false }
+        ValidationContext { base_domain: Some("example.com".into()), ..Default::default() }
     }
 
     fn valid_request() -> ClusterTenantCreateRequest {
@@ -402,6 +414,7 @@ mod tests {
             seat_cap: None,
             owner: None,
             termination_policy: None,
+            reattach_retained: None,
             silo_version: None,
             suspended: None,
         }
@@ -533,6 +546,15 @@ mod tests {
         form.seat_cap = "50".into();
         let spec = validate(&form.check(&ctx()).unwrap(), &ctx()).unwrap();
         assert_eq!(ClusterTenantForm::from_spec(&spec), form);
+    }
+
+    #[test]
+    fn the_fleets_own_namespace_is_reserved_whatever_it_is_called() {
+        let ctx = ValidationContext { fleet_namespace: Some("opencrane-prod".into()), ..ctx() };
+        let request = ClusterTenantCreateRequest { name: "prod".into(), ..valid_request() };
+        let errors = validate(&request, &ctx).unwrap_err();
+        assert!(errors.get("name").is_some_and(|m| m.contains("fleet's own namespace")), "{errors:?}");
+        assert!(validate(&valid_request(), &ctx).is_ok());
     }
 
     #[test]

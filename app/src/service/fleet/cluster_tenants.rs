@@ -5,7 +5,7 @@ use opencrane_db::Error as DbError;
 use opencrane_fleet_db::{
     billing_accounts,
     cluster_tenants::{self as db, ClusterTenantRow, DesiredState, ListFilter, SortKey},
-    memberships, provisioning,
+    memberships, provisioning, tombstones,
 };
 use serde_json::json;
 
@@ -269,6 +269,27 @@ pub async fn create(
     }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
+    // A name whose deleted customer's data was kept is held: nobody inherits that data by
+    // accident; an operator may re-attach it on purpose.
+    if let Some(tombstone) = tombstones::get(&mut *tx, &spec.name).await.or_fail(caller)? {
+        let reattach = principal.is_platform_operator && req.reattach_retained == Some(true);
+        if !reattach {
+            let kept: Vec<String> = serde_json::from_value(tombstone.retained.clone()).unwrap_or_default();
+            return Err(AppError::Conflict {
+                code: "NAME_RETAINED".into(),
+                message: format!(
+                    "“{}” belonged to a customer deleted on {} whose data was kept ({}). Choose another name; only a platform operator can give this one out again, re-attaching that data (reattachRetained: true).",
+                    spec.name,
+                    tombstone.deleted_at.format("%Y-%m-%d"),
+                    if kept.is_empty() { "its database".to_owned() } else { kept.join(" ") },
+                ),
+                field: Some("name".into()),
+            });
+        }
+        tombstones::remove(&mut *tx, &spec.name).await.or_fail(caller)?;
+        let meta = json!({ "formerOwners": tombstone.former_owners, "retained": tombstone.retained, "owner": owner });
+        record(&mut *tx, caller, "cluster_tenant.reattach", &spec.name, "success", meta).await?;
+    }
     let row =
         db::insert(&mut *tx, &spec.name, &desired(&spec, &quota)).await.map_err(|e| write_failure(caller, &spec, e))?;
     memberships::upsert(&mut tx, &spec.name, &owner, "owner").await.map_err(|e| match e {

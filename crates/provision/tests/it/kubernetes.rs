@@ -280,6 +280,27 @@ async fn a_silo_that_does_not_answer_yet_is_waited_for_not_failed(pool: PgPool) 
     assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Converged);
 }
 
+/// A namespace `opencrane-<name>` that exists without this customer's ownership label (another
+/// customer's retained silo, or something else entirely) is never taken over: the first step
+/// fails saying why, and nothing is applied in it.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_namespace_that_is_not_this_customers_is_never_taken_over(pool: PgPool) {
+    let rig = rig("k8s-foreign-ns").await;
+    let foreign: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "opencrane-acme", "labels": {"team": "payments"}}}))
+            .unwrap();
+    let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(rig.client.clone());
+    namespaces.create(&PostParams::default(), &foreign).await.unwrap();
+    seed(&pool, "acme", "Retain").await;
+    assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Failed(StepId::Namespace));
+    let steps = opencrane_fleet_db::provisioning::steps(&pool, "acme").await.unwrap();
+    let first = steps.iter().find(|s| s.step == "namespace").unwrap();
+    assert_eq!((first.state.as_str(), first.reason.as_str()), ("failed", "NamespaceNotOwned"), "{}", first.message);
+    let kept = namespaces.get("opencrane-acme").await.unwrap();
+    assert_eq!(kept.metadata.labels.unwrap().get("opencrane.io/cluster-tenant"), None, "the namespace was not touched");
+    assert_eq!(silo_objects(&rig.fake), ["api/v1/namespaces/opencrane-acme"], "nothing else was applied");
+}
+
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
 async fn deleting_at_any_step_leaves_nothing_but_what_retain_keeps(pool: PgPool) {
     let stops: [(StepId, &str); 5] = [

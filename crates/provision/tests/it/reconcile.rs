@@ -226,8 +226,32 @@ async fn deleting_at_any_point_leaves_nothing_but_what_retain_keeps(pool: PgPool
             .await
             .unwrap();
             assert_eq!(audit["retained"].as_array().unwrap().len(), expected.len(), "{name}: {audit}");
+            let held = opencrane_fleet_db::tombstones::get(&pool, &name).await.unwrap();
+            assert_eq!(held.is_some(), !expected.is_empty(), "{name}: the name is held exactly when data was kept");
         }
     }
+}
+
+/// Deletion with Retain leaves a tombstone naming the former owners and what was kept, so a new
+/// customer of the same name cannot inherit the silo's data (the service refuses the name).
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_retained_silo_holds_its_name_with_its_former_owners(pool: PgPool) {
+    let cluster = FakeCluster::default();
+    seed(&pool, "acme", "Retain").await;
+    sqlx::query(
+        "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner'), ('acme', 'mia', 'member')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    provisioning::request_deletion(&pool, "acme").await.unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Deleted);
+    let held = opencrane_fleet_db::tombstones::get(&pool, "acme").await.unwrap().expect("a tombstone");
+    assert_eq!(held.former_owners, ["otto"]);
+    assert_eq!(held.retained.as_array().map(Vec::len), Some(1), "{}", held.retained);
+    assert!(opencrane_fleet_db::tombstones::remove(&pool, "acme").await.unwrap());
+    assert!(opencrane_fleet_db::tombstones::get(&pool, "acme").await.unwrap().is_none());
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]

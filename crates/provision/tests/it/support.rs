@@ -5,18 +5,7 @@ use sqlx::PgPool;
 
 /// A shared-tier customer's desired state with no vanity domain, seat cap or version pin.
 pub fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value, policy: &'a str) -> DesiredState<'a> {
-    DesiredState {
-        display_name,
-        vanity_domain: None,
-        isolation_tier: "shared",
-        compute_mode: "shared",
-        node_pool: None,
-        quota,
-        seat_cap: None,
-        suspended: false,
-        termination_policy: policy,
-        silo_version: None,
-    }
+    DesiredState::shared(display_name, quota, policy)
 }
 
 /// Inserts the customer `name` with `desired`.

@@ -68,7 +68,7 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                 Operation {
                     method: "post",
                     path: "/cluster-tenants",
-                    summary: "Create a ClusterTenant (phase pending) with its first Owner",
+                    summary: "Create a ClusterTenant (phase pending) with its first Owner; a name whose deleted customer's data was kept answers 409 NAME_RETAINED (operators may re-attach with reattachRetained)",
                     body: Some("ClusterTenantCreateRequest"),
                     ok: (201, schema("ClusterTenant")),
                 },
@@ -82,7 +82,7 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                 Operation {
                     method: "put",
                     path: "/cluster-tenants/{name}",
-                    summary: "Update the desired state; absent fields keep their value",
+                    summary: "Update the desired state; absent fields keep their value. Suspension, quota, seats, tier, compute, version and retention are platform operators' (403 FORBIDDEN_NOT_PLATFORM_OPERATOR for a customer's own admins)",
                     body: Some("ClusterTenantUpdateRequest"),
                     ok: (200, schema("ClusterTenant")),
                 },
@@ -195,6 +195,7 @@ fn components() -> Value {
                     "resources": { "type": "object", "required": ["quota"], "properties": { "quota": schema("Quota") } },
     "seatCap": count,
                     "terminationPolicy": { "enum": ["Retain", "Delete"], "description": "What deletion does with the database; default Retain" },
+                    "reattachRetained": { "type": "boolean", "description": "Platform operators only: give out a name held by a deleted customer's retained data and re-attach that data (audited)" },
                     "siloVersion": opt_text,
                     "suspended": { "type": "boolean" },
                     "owner": { "type": "object", "properties": { "subject": text, "email": opt_text }, "description": "First Owner; defaults to the signed-in person, required for token callers" }

@@ -114,6 +114,7 @@ impl ClusterTenantForm {
             seat_cap,
             owner: None,
             termination_policy: TerminationPolicy::parse(&self.termination_policy),
+            reattach_retained: None,
             silo_version: Some(self.silo_version.clone()),
             suspended: None,
         };
