@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The customer vocabulary's enums are the resource's enums (one spelling for API, database and
 /// CRD).
-pub use opencrane_types::{ComputeMode, IsolationTier, Phase, TerminationPolicy};
+pub use opencrane_types::{ComputeMode, IsolationTier, Phase, Quota, TerminationPolicy};
 
 /// A customer organisation and the desired state of its silo.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -82,28 +82,6 @@ pub struct Resources {
     /// A ResourceQuota for the silo namespace; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<Quota>,
-}
-
-/// ResourceQuota values.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-pub struct Quota {
-    /// CPU requests (Kubernetes quantity, e.g. `8` or `500m`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<String>,
-    /// Memory requests (e.g. `32Gi`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<String>,
-    /// Maximum number of pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub pods: Option<i64>,
-    /// Storage requests (e.g. `100Gi`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<String>,
-    /// Number of GPUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub gpu: Option<i64>,
 }
 
 /// Zitadel identifiers of the organisation.

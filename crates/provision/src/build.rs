@@ -258,7 +258,7 @@ pub fn all_objects(desired: &Desired, settings: &ClusterSettings) -> Vec<Value> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Quota;
+    use opencrane_types::Quota;
 
     fn desired() -> Desired {
         Desired {

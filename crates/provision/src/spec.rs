@@ -4,7 +4,7 @@
 
 use opencrane_crd::cluster_tenant::{ClusterTenantSpec, ComputeMode, TerminationPolicy};
 use opencrane_fleet_db::cluster_tenants::ClusterTenantRow;
-use opencrane_types::rules;
+use opencrane_types::{Quota, rules};
 
 /// A ClusterTenant's desired state, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,27 +27,6 @@ pub struct Desired {
     pub silo_version: Option<String>,
     /// The desired-state generation this was read from.
     pub generation: i64,
-}
-
-/// Quota values, as Kubernetes quantities.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Quota {
-    /// `requests.cpu`.
-    pub cpu: Option<String>,
-    /// `requests.memory`.
-    pub memory: Option<String>,
-    /// `pods`.
-    pub pods: Option<i64>,
-    /// `requests.storage`.
-    pub storage: Option<String>,
-    /// `requests.nvidia.com/gpu`.
-    pub gpu: Option<i64>,
-}
-
-impl Quota {
-    fn is_empty(&self) -> bool {
-        self == &Self::default()
-    }
 }
 
 /// Why a desired state cannot be provisioned; names the field.
@@ -162,13 +141,7 @@ impl Desired {
             }
             (ComputeMode::Shared, _) => None,
         };
-        let quota = spec.resources.quota.as_ref().map(|q| Quota {
-            cpu: q.cpu.clone(),
-            memory: q.memory.clone(),
-            pods: q.pods,
-            storage: q.storage.clone(),
-            gpu: q.gpu,
-        });
+        let quota = spec.resources.quota.clone();
         check_version(spec.silo_version.as_deref())?;
         Ok(Self {
             name: name.to_owned(),

@@ -79,6 +79,38 @@ impl TerminationPolicy {
     }
 }
 
+/// The silo namespace's ResourceQuota, as the API, the resource and the provisioner read it; every
+/// field optional. Quantities follow [`crate::rules::quantity`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Quota {
+    /// CPU requests (Kubernetes quantity, e.g. `8` or `500m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// Memory requests (e.g. `32Gi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Maximum number of pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(range(min = 0)))]
+    pub pods: Option<i64>,
+    /// Storage requests (e.g. `100Gi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
+    /// Number of GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(range(min = 0)))]
+    pub gpu: Option<i64>,
+}
+
+impl Quota {
+    /// Whether nothing is declared (no ResourceQuota then).
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
 /// Lifecycle phase of a ClusterTenant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]

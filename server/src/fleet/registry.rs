@@ -35,15 +35,7 @@ pub fn create_request(
         // The resource and the API share the vocabulary's enums.
         isolation_tier: Some(spec.isolation_tier),
         compute: Some(m::ComputeRequest { mode: Some(spec.compute.mode), node_pool: spec.compute.node_pool.clone() }),
-        resources: Some(m::Resources {
-            quota: Some(spec.resources.quota.as_ref().map_or_else(m::Quota::default, |q| m::Quota {
-                cpu: q.cpu.clone(),
-                memory: q.memory.clone(),
-                pods: q.pods,
-                storage: q.storage.clone(),
-                gpu: q.gpu,
-            })),
-        }),
+        resources: Some(m::Resources { quota: Some(spec.resources.quota.clone().unwrap_or_default()) }),
         seat_cap: None,
         owner: spec.owner.as_ref().map(|o| m::OwnerRequest { subject: o.subject.clone(), email: o.email.clone() }),
         termination_policy: Some(spec.termination_policy),

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::FieldErrors;
 use opencrane_types::rules;
 
-pub use opencrane_types::{ComputeMode, IsolationTier, Phase, TerminationPolicy};
+pub use opencrane_types::{ComputeMode, IsolationTier, Phase, Quota, TerminationPolicy};
 
 /// `compute` of the create body.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -30,27 +30,6 @@ pub struct ComputeRequest {
     pub mode: Option<ComputeMode>,
     /// Required when `mode` is `dedicated`.
     pub node_pool: Option<String>,
-}
-
-/// Namespace quota; every field optional.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Quota {
-    /// CPU requests, a Kubernetes quantity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<String>,
-    /// Memory requests, a Kubernetes quantity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<String>,
-    /// Maximum number of pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pods: Option<i64>,
-    /// Storage requests, a Kubernetes quantity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<String>,
-    /// Number of GPUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<i64>,
 }
 
 /// `resources` of the create body.
