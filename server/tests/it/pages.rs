@@ -124,3 +124,26 @@ async fn big_silos_page_their_users_and_cap_their_spend_tables(pool: PgPool) {
     assert_eq!(budgets.status, StatusCode::OK);
     assert!(budgets.text.contains("and 35 more in the CSV"), "twenty spenders on the page, the rest in the CSV");
 }
+
+/// A silo without default models is a normal state: the effective-access view says what to do
+/// (name a model, or set a default) instead of showing an error.
+#[sqlx::test(migrations = false)]
+async fn no_default_model_is_a_hint_not_an_error(pool: PgPool) {
+    let silo_db = support::silo_db(&pool).await;
+    let fields = opencrane_silo_db::tenants::TenantFields {
+        display_name: "Ana",
+        email: "ana@acme.test",
+        subject: "s-ana",
+        team: None,
+        policy_ref: None,
+        cpu: None,
+        memory: None,
+    };
+    opencrane_silo_db::tenants::insert(&silo_db, "ana", &fields, "admin").await.unwrap();
+    let silo = support::silo(silo_db, true);
+    let access = send(&silo, Method::GET, "/access?user=ana", None, false).await;
+    assert_eq!(access.status, StatusCode::OK, "{}", access.text);
+    assert!(access.text.contains("No default model is set for this user"), "the hint is shown");
+    assert!(access.text.contains("href=\"/models#defaults\""), "with the way to set one");
+    assert!(!access.text.contains("route-result bad"), "not as an error");
+}

@@ -28,7 +28,7 @@ pub fn BillingAccountForm(display_name: String, exists: bool) -> impl IntoView {
     };
     view! {
         <form class="form narrow" on:submit=submit>
-            <Field id="billing-name" label="Display name" hint="Shown on invoices and to operators." error=Signal::derive(move || error.get())>
+            <Field id="billing-name" label="Display name" hint="Shown to the platform's operators with your customers." error=Signal::derive(move || error.get())>
                 <input
                     id="billing-name"
                     type="text"

@@ -66,6 +66,18 @@ pub fn TestRouteTool(
 /// A route, explained.
 #[component]
 pub fn RouteResult(route: RouteTest) -> impl IntoView {
+    if route.no_default {
+        return view! {
+            <div class="route-result idle" role="status">
+                <p>
+                    "No default model is set for this user, their groups or the silo, so each request must name a model. "
+                    <a href="/models#defaults">"Set a default on Models"</a>
+                    "."
+                </p>
+            </div>
+        }
+        .into_any();
+    }
     if !route.ok {
         return view! {
             <div class="route-result bad" role="status">

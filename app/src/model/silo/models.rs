@@ -185,4 +185,8 @@ pub struct RouteTest {
     pub skipped: Vec<String>,
     /// Why there is no route.
     pub error: Option<String>,
+    /// No model was asked for and none is set as a default (silo, group or user): the normal
+    /// state of a silo without defaults, shown as a hint rather than an error.
+    #[serde(default)]
+    pub no_default: bool,
 }

@@ -129,7 +129,7 @@ fn Budgets(o: BudgetOverview) -> impl IntoView {
         {(!o.notices.is_empty()).then(|| view! { <section><h2>"Notices"</h2><ul class="notices">{notices}</ul></section> })}
         <section>
             <h2>"Limits"</h2>
-            <p class="muted">{format!("Calendar periods in {}; each resets at local midnight.", o.settings.time_zone)}</p>
+            <p class="muted">{format!("Calendar periods in {}: each resets at midnight there.", o.settings.time_zone)}</p>
             <LimitTable limits=o.limits.clone() show_binding=false />
             <details class="card" open=o.limits.is_empty()>
                 <summary>"Set a limit"</summary>

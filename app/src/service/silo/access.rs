@@ -31,6 +31,7 @@ fn route_view(result: Result<Route, RouteError>) -> RouteTest {
             fallbacks: r.fallbacks,
             skipped: r.skipped,
             error: None,
+            no_default: false,
         },
         Err(e) => RouteTest {
             ok: false,
@@ -43,6 +44,7 @@ fn route_view(result: Result<Route, RouteError>) -> RouteTest {
                 RouteError::NoModel { skipped } => skipped.clone(),
                 _ => Vec::new(),
             },
+            no_default: matches!(&e, RouteError::NoModel { skipped } if skipped.is_empty()),
             error: Some(e.describe()),
         },
     }

@@ -27,7 +27,7 @@ pub fn ClusterTenantList() -> impl IntoView {
         <Title text="Customers" />
         <PageHeader
             title="Customers"
-            description="Every ClusterTenant on this platform. Creating one records it; provisioning its silo arrives in a later release."
+            description="Every customer (ClusterTenant) on this platform, with the phase of its silo. Creating one provisions its silo."
         >
             <a class="btn primary" href="/cluster-tenants/new">"+ New customer"</a>
         </PageHeader>
