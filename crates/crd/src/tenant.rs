@@ -106,20 +106,8 @@ pub struct Channel {
     pub credentials_secret_name: Option<String>,
 }
 
-/// Workspace phase.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-pub enum TenantPhase {
-    /// Not yet running.
-    Pending,
-    /// Running.
-    Running,
-    /// Scaled to zero.
-    Suspended,
-    /// Running with a problem (see `degradedReason`).
-    Degraded,
-    /// Failed.
-    Error,
-}
+/// A user's workspace phase (the vocabulary's `TenantPhase`).
+pub use opencrane_types::TenantPhase;
 
 /// Observed state of a workspace.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

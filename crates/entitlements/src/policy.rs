@@ -103,22 +103,11 @@ pub fn check_domain(policy: &Policy, host: &str) -> DomainDecision {
     }
 }
 
-/// Checks one domain pattern; the message is for the field it came from.
+/// Checks one domain pattern (a host name, or `*.` and a host name) with the vocabulary's domain
+/// rule; the message is for the field it came from.
 pub fn validate_pattern(pattern: &str) -> Result<(), String> {
     let host = pattern.strip_prefix("*.").unwrap_or(pattern);
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.len() <= 63
-            && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    if host.len() > 253 || !host.contains('.') || !host.split('.').all(label_ok) {
-        return Err(format!(
-            "“{pattern}” is not a domain: use lower-case host names like api.example.com or *.example.com."
-        ));
-    }
-    Ok(())
+    opencrane_types::rules::domain_name(host).map_err(|why| format!("“{pattern}” is not a domain pattern: {why}"))
 }
 
 /// Checks one egress rule.

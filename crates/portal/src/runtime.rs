@@ -169,9 +169,9 @@ impl TenantRuntime {
                 self.api.patch(&row.name, &params, &Patch::Apply(desired(row, &self.cluster_tenant))).await?;
                 report.applied.push(row.name.clone());
             }
-            let phase = observed.and_then(|o| o.status.as_ref()).and_then(|s| s.phase).map(|p| format!("{p:?}"));
+            let phase = observed.and_then(|o| o.status.as_ref()).and_then(|s| s.phase).map(|p| p.as_str());
             let drift_text = (!diff.is_empty()).then(|| diff.join("; "));
-            tenants::set_runtime(&self.pool, &row.name, phase.as_deref(), drift_text.as_deref()).await?;
+            tenants::set_runtime(&self.pool, &row.name, phase, drift_text.as_deref()).await?;
             if let Some(text) = drift_text {
                 report.drift.push((row.name.clone(), text));
             }

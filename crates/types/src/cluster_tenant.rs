@@ -169,9 +169,34 @@ mod tests {
         check(&ComputeMode::ALL, ComputeMode::as_str);
         check(&TerminationPolicy::ALL, TerminationPolicy::as_str);
         check(&Phase::ALL, Phase::as_str);
+        check(&TenantPhase::ALL, TenantPhase::as_str);
         for phase in Phase::ALL {
             assert_eq!(Phase::parse(phase.as_str()), Some(phase));
         }
         assert_eq!(Phase::parse("Ready"), None);
     }
 }
+
+/// The phase of a silo user's workspace (a `Tenant` resource), as its runtime reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub enum TenantPhase {
+    /// Not yet running.
+    Pending,
+    /// Running.
+    Running,
+    /// Scaled to zero.
+    Suspended,
+    /// Running with a problem (see `degradedReason`).
+    Degraded,
+    /// Failed.
+    Error,
+}
+
+spelled!(TenantPhase {
+    Pending => "Pending",
+    Running => "Running",
+    Suspended => "Suspended",
+    Degraded => "Degraded",
+    Error => "Error",
+});

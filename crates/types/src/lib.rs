@@ -1,7 +1,8 @@
 //! The customer vocabulary of OpenCrane, defined once.
 //!
 //! - [`cluster_tenant`]: how a customer (a *ClusterTenant*) is isolated and placed, its namespace
-//!   [`Quota`], what happens to its data on deletion, and its lifecycle [`Phase`];
+//!   [`Quota`], what happens to its data on deletion, its lifecycle [`Phase`], and the phase of
+//!   a silo user's workspace ([`TenantPhase`]);
 //! - [`provisioning`]: the steps of the silo pipeline ([`StepId`], in run and teardown order) and
 //!   the state of each ([`StepState`]);
 //! - [`rules`]: the field rules every validator uses (Kubernetes quantities, customer and user
@@ -18,7 +19,7 @@ pub mod cluster_tenant;
 pub mod provisioning;
 pub mod rules;
 
-pub use cluster_tenant::{ComputeMode, IsolationTier, Phase, Quota, TerminationPolicy};
+pub use cluster_tenant::{ComputeMode, IsolationTier, Phase, Quota, TenantPhase, TerminationPolicy};
 pub use provisioning::{StepId, StepState};
 
 /// Implements `as_str`, `parse` and `ALL` for a fieldless enum from one table of
