@@ -1,5 +1,6 @@
-//! The fleet-manager's use cases: customers (ClusterTenants) with their provisioning, and
-//! billing. Platform operators only, except where a customer's own Owner may act on it.
+//! The fleet-manager's use cases: customers (ClusterTenants) with their provisioning and their
+//! members, and billing. Platform operators only, except where a customer's own Owner may act on it.
 
 pub mod billing;
 pub mod cluster_tenants;
+pub mod members;

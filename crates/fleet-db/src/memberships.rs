@@ -5,6 +5,8 @@
 //! allowed many, and the silo's one-owner index then broke the projection). Every change that
 //! could remove the last active Owner — a demotion, a suspension, a removal — locks the
 //! ClusterTenant row first, so two concurrent changes cannot each see "another owner remains".
+//! The seat cap is kept the same way: every change that makes a membership active (a new member, a
+//! reactivation) counts the active members under that lock, so concurrent adds never exceed it.
 
 use chrono::{DateTime, Utc};
 use opencrane_db::Error as DbError;
@@ -41,6 +43,12 @@ pub enum MembershipError {
     /// No such ClusterTenant or membership.
     #[error("not found")]
     NotFound,
+    /// Every seat is taken by an active member.
+    #[error("all {cap} seats are taken")]
+    SeatCapExceeded {
+        /// The ClusterTenant's seat cap.
+        cap: i32,
+    },
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbError),
@@ -123,6 +131,64 @@ pub async fn upsert(
     )
     .fetch_one(&mut *conn)
     .await?)
+}
+
+/// Refuses another active member when every seat of the (locked) ClusterTenant is taken.
+async fn guard_seat(conn: &mut PgConnection, cluster_tenant: &str) -> Result<(), MembershipError> {
+    // language=PostgreSQL
+    let cap = sqlx::query_scalar!("SELECT seat_cap FROM cluster_tenants WHERE name = $1", cluster_tenant)
+        .fetch_one(&mut *conn)
+        .await?;
+    let Some(cap) = cap else { return Ok(()) };
+    // language=PostgreSQL
+    let active = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM org_memberships WHERE cluster_tenant = $1 AND status = 'active'"#,
+        cluster_tenant,
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if active >= i64::from(cap) { Err(MembershipError::SeatCapExceeded { cap }) } else { Ok(()) }
+}
+
+/// Adds `subject` as an active member with `role` when a seat is free, or changes the role of an
+/// existing membership (no seat taken; the last active Owner keeps the role). Returns the row and
+/// whether it was created. Run inside a transaction: the ClusterTenant row stays locked.
+pub async fn add_or_change(
+    conn: &mut PgConnection,
+    cluster_tenant: &str,
+    subject: &str,
+    role: &str,
+) -> Result<(MembershipRow, bool), MembershipError> {
+    lock_cluster_tenant(conn, cluster_tenant).await?;
+    let created = match find(conn, cluster_tenant, subject).await? {
+        Some(current) if role != "owner" => {
+            guard_last_owner(conn, &current).await?;
+            false
+        }
+        Some(_) => false,
+        None => {
+            guard_seat(conn, cluster_tenant).await?;
+            true
+        }
+    };
+    let row = upsert(conn, cluster_tenant, subject, role).await?;
+    Ok((row, created))
+}
+
+/// Reactivates a suspended membership when a seat is free (already active: unchanged). Run
+/// inside a transaction.
+pub async fn reactivate(
+    conn: &mut PgConnection,
+    cluster_tenant: &str,
+    subject: &str,
+) -> Result<MembershipRow, MembershipError> {
+    lock_cluster_tenant(conn, cluster_tenant).await?;
+    let current = find(conn, cluster_tenant, subject).await?.ok_or(MembershipError::NotFound)?;
+    if current.status == "active" {
+        return Ok(current);
+    }
+    guard_seat(conn, cluster_tenant).await?;
+    set_status(conn, cluster_tenant, subject, "active").await
 }
 
 /// Suspends or reactivates a membership. Run inside a transaction.

@@ -10,6 +10,7 @@ mod deploy_cli;
 mod identity;
 mod isolation;
 mod matrix;
+mod members;
 mod oidc;
 mod pages;
 mod platform;

@@ -122,6 +122,16 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/cluster-tenants/{name}/status", None, ClusterTenant),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/provisioning", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/retry", Some("{}"), ClusterTenant),
+        route(Method::GET, "/api/v1/cluster-tenants/{name}/members", None, ClusterTenant),
+        route(
+            Method::POST,
+            "/api/v1/cluster-tenants/{name}/members",
+            Some(r#"{"subject":"newbie","role":"member"}"#),
+            ClusterTenant,
+        ),
+        route(Method::DELETE, "/api/v1/cluster-tenants/{name}/members/{subject}", None, ClusterTenant),
+        route(Method::POST, "/api/v1/cluster-tenants/{name}/members/{subject}/suspend", None, ClusterTenant),
+        route(Method::POST, "/api/v1/cluster-tenants/{name}/members/{subject}/reactivate", None, ClusterTenant),
         route(Method::POST, "/api/v1/billing-accounts", Some("{}"), Person),
         route(Method::GET, "/api/v1/billing-accounts/me", None, Person),
         route(Method::GET, "/api/v1/auth/me", None, Public),
@@ -291,7 +301,8 @@ fn assert_complete(routes: &[Route], prefix: &str, state: &app::state::AppState)
 }
 
 async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, String)]) -> Reply {
-    let path = r.path.replace("{name}", object).replace("{id}", object);
+    // `{subject}`: sam, a plain member of both customers.
+    let path = r.path.replace("{name}", object).replace("{id}", object).replace("{subject}", "sam");
     let body = r.body.map(|b| {
         b.replace("CREATE", CREATE)
             .replace("USER", USER)
@@ -322,8 +333,9 @@ async fn seed_fleet(db: &PgPool) {
     .unwrap();
     sqlx::query(
         "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES
-           ('acme-a', 'otto', 'owner'), ('acme-a', 'mia', 'member'), ('acme-b', 'bea', 'owner')
-         ON CONFLICT DO NOTHING",
+           ('acme-a', 'otto', 'owner'), ('acme-a', 'mia', 'member'), ('acme-b', 'bea', 'owner'),
+           ('acme-a', 'sam', 'member'), ('acme-b', 'sam', 'member')
+         ON CONFLICT (cluster_tenant, subject) DO UPDATE SET role = EXCLUDED.role, status = 'active'",
     )
     .execute(db)
     .await

@@ -7,6 +7,7 @@ use app::{
     model::{
         fleet::billing::BillingAccountRequest,
         fleet::cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest, TerminationPolicy},
+        fleet::members::MemberRequest,
         fleet::provisioning::RetryRequest,
     },
     service,
@@ -34,6 +35,63 @@ pub fn cluster_tenant_routes() -> Router<AppState> {
         .route("/cluster-tenants/{name}/status", get(status))
         .route("/cluster-tenants/{name}/provisioning", get(provisioning))
         .route("/cluster-tenants/{name}/retry", axum::routing::post(retry))
+        .route("/cluster-tenants/{name}/members", get(members).post(add_member))
+        .route("/cluster-tenants/{name}/members/{subject}", axum::routing::delete(remove_member))
+        .route("/cluster-tenants/{name}/members/{subject}/suspend", axum::routing::post(suspend_member))
+        .route("/cluster-tenants/{name}/members/{subject}/reactivate", axum::routing::post(reactivate_member))
+}
+
+/// `GET /cluster-tenants/{name}/members`: `[{subject, role, status, createdAt, updatedAt}]`.
+async fn members(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let members = service::fleet::members::list(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(members).into_response())
+}
+
+/// `POST /cluster-tenants/{name}/members {subject, role}`: 201 when created, 200 when the role
+/// changed.
+async fn add_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<MemberRequest>,
+) -> Result<Response, ApiError> {
+    let change = service::fleet::members::add(&state, &caller, &name, req).await.api(&caller)?;
+    let status = if change.created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(change)).into_response())
+}
+
+/// `DELETE /cluster-tenants/{name}/members/{subject}` → `{subject, status: "removed"}`.
+async fn remove_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, subject)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    service::fleet::members::remove(&state, &caller, &name, &subject).await.api(&caller)?;
+    Ok(Json(json!({ "subject": subject, "status": "removed" })).into_response())
+}
+
+/// `POST /cluster-tenants/{name}/members/{subject}/suspend` (frees the seat).
+async fn suspend_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, subject)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let member = service::fleet::members::set_suspended(&state, &caller, &name, &subject, true).await.api(&caller)?;
+    Ok(Json(member).into_response())
+}
+
+/// `POST /cluster-tenants/{name}/members/{subject}/reactivate` (takes a seat).
+async fn reactivate_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, subject)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let member = service::fleet::members::set_suspended(&state, &caller, &name, &subject, false).await.api(&caller)?;
+    Ok(Json(member).into_response())
 }
 
 /// `/billing-accounts` routes.

@@ -100,6 +100,46 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                     body: None,
                     ok: (200, schema("ProvisioningView")),
                 },
+                op(
+                    "get",
+                    "/cluster-tenants/{name}/members",
+                    "The customer's members, owners first (owners, admins and operators)",
+                    None,
+                    200,
+                    json!({ "type": "array", "items": schema("Member") }),
+                ),
+                op(
+                    "post",
+                    "/cluster-tenants/{name}/members",
+                    "Add a member (takes a seat: 409 SEAT_CAP_EXCEEDED when none is free) or change a role (201 created, 200 changed; only owners give or take Owner; 409 LAST_OWNER)",
+                    Some("MemberRequest"),
+                    201,
+                    json!({ "allOf": [schema("Member"), { "type": "object", "properties": { "created": { "type": "boolean" }, "zitadelSeated": { "type": "boolean" } } }] }),
+                ),
+                op(
+                    "delete",
+                    "/cluster-tenants/{name}/members/{subject}",
+                    "Remove a member (404 MEMBERSHIP_NOT_FOUND, 409 LAST_OWNER)",
+                    None,
+                    200,
+                    json!({ "type": "object", "properties": { "subject": { "type": "string" }, "status": { "const": "removed" } } }),
+                ),
+                op(
+                    "post",
+                    "/cluster-tenants/{name}/members/{subject}/suspend",
+                    "Suspend a member: no access, the seat is freed (409 LAST_OWNER for the last active owner)",
+                    None,
+                    200,
+                    schema("Member"),
+                ),
+                op(
+                    "post",
+                    "/cluster-tenants/{name}/members/{subject}/reactivate",
+                    "Reactivate a member: takes a seat again (409 SEAT_CAP_EXCEEDED when none is free)",
+                    None,
+                    200,
+                    schema("Member"),
+                ),
                 Operation {
                     method: "post",
                     path: "/cluster-tenants/{name}/retry",
@@ -199,6 +239,23 @@ fn components() -> Value {
                     "siloVersion": opt_text,
                     "suspended": { "type": "boolean" },
                     "owner": { "type": "object", "properties": { "subject": text, "email": opt_text }, "description": "First Owner; defaults to the signed-in person, required for token callers" }
+                }
+            },
+            "Member": {
+                "type": "object",
+                "properties": {
+                    "subject": { "type": "string" },
+                    "role": { "enum": ["owner", "admin", "member"] },
+                    "status": { "enum": ["active", "suspended"] },
+                    "createdAt": { "type": "string", "format": "date-time" },
+                    "updatedAt": { "type": "string", "format": "date-time" }
+                }
+            },
+            "MemberRequest": {
+                "type": "object", "additionalProperties": false, "required": ["subject"],
+                "properties": {
+                    "subject": { "type": "string", "minLength": 1, "maxLength": 255 },
+                    "role": { "type": "string", "description": "owner, admin or member (Owner/Admin/Member accepted); default member" }
                 }
             },
             "ClusterTenantUpdateRequest": {

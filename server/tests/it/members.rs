@@ -1,0 +1,144 @@
+//! A customer's members on the fleet, through the REST API: the reference's contract and codes,
+//! the seat cap under concurrent requests, the last-owner rule, and who may give the Owner role.
+
+use axum::http::{Method, StatusCode};
+use serde_json::json;
+use sqlx::PgPool;
+
+use crate::support::{self, Features, browser, create_body, send, send_as, session_cookie};
+
+const BASE: &str = "/api/v1/cluster-tenants/acme/members";
+
+#[sqlx::test(migrations = false)]
+async fn members_follow_the_reference_contract(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+
+    let added = send(&fleet, Method::POST, BASE, Some(r#"{"subject":"ana","role":"Admin"}"#), true).await;
+    assert_eq!(added.status, StatusCode::CREATED, "{}", added.text);
+    let body = added.json();
+    assert_eq!(
+        (body["subject"].clone(), body["role"].clone(), body["status"].clone()),
+        (json!("ana"), json!("admin"), json!("active"))
+    );
+    assert_eq!((body["created"].clone(), body["zitadelSeated"].clone()), (json!(true), json!(false)));
+    let changed = send(&fleet, Method::POST, BASE, Some(r#"{"subject":"ana","role":"member"}"#), true).await;
+    assert_eq!((changed.status, changed.json()["created"].clone()), (StatusCode::OK, json!(false)));
+
+    let listed = send(&fleet, Method::GET, BASE, None, true).await;
+    let subjects: Vec<String> =
+        listed.json().as_array().unwrap().iter().map(|m| m["subject"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(subjects, ["owner-subject", "ana"], "owners first");
+
+    let bad = send(&fleet, Method::POST, BASE, Some(r#"{"subject":" ","role":"boss"}"#), true).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.json()["fields"]["subject"].is_string() && bad.json()["fields"]["role"].is_string(), "{}", bad.text);
+
+    let suspended = send(&fleet, Method::POST, &format!("{BASE}/ana/suspend"), None, true).await;
+    assert_eq!((suspended.status, suspended.json()["status"].clone()), (StatusCode::OK, json!("suspended")));
+    let back = send(&fleet, Method::POST, &format!("{BASE}/ana/reactivate"), None, true).await;
+    assert_eq!((back.status, back.json()["status"].clone()), (StatusCode::OK, json!("active")));
+    let removed = send(&fleet, Method::DELETE, &format!("{BASE}/ana"), None, true).await;
+    assert_eq!(removed.json(), json!({ "subject": "ana", "status": "removed" }));
+    let missing = send(&fleet, Method::DELETE, &format!("{BASE}/ana"), None, true).await;
+    assert_eq!(
+        (missing.status, missing.json()["code"].clone()),
+        (StatusCode::NOT_FOUND, json!("MEMBERSHIP_NOT_FOUND"))
+    );
+    let no_customer = send(&fleet, Method::GET, "/api/v1/cluster-tenants/nobody/members", None, true).await;
+    assert_eq!(no_customer.json()["code"], "CLUSTER_TENANT_NOT_FOUND");
+
+    // The last active owner can be neither suspended, demoted nor removed.
+    for (method, path, body) in [
+        (Method::POST, format!("{BASE}/owner-subject/suspend"), None),
+        (Method::POST, BASE.to_owned(), Some(r#"{"subject":"owner-subject","role":"member"}"#)),
+        (Method::DELETE, format!("{BASE}/owner-subject"), None),
+    ] {
+        let refused = send(&fleet, method, &path, body, true).await;
+        assert_eq!(
+            (refused.status, refused.json()["code"].clone()),
+            (StatusCode::CONFLICT, json!("LAST_OWNER")),
+            "{path}"
+        );
+    }
+    let audit: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action LIKE 'membership.%' AND outcome = 'success'")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(audit, 5, "every change is audited");
+}
+
+/// Twenty people asked for at once on a customer with five seats (one taken by its owner): exactly
+/// four get in, the rest 409 SEAT_CAP_EXCEEDED; reactivation takes a seat the same way.
+#[sqlx::test(migrations = false)]
+async fn the_seat_cap_holds_under_concurrent_adds(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let mut body: serde_json::Value = serde_json::from_str(&create_body("acme")).unwrap();
+    body["seatCap"] = json!(5);
+    let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&body.to_string()), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+
+    let mut requests = tokio::task::JoinSet::new();
+    for i in 0..20 {
+        let fleet = fleet.clone();
+        requests.spawn(async move {
+            let body = format!(r#"{{"subject":"person-{i}"}}"#);
+            send(&fleet, Method::POST, BASE, Some(&body), true).await
+        });
+    }
+    let replies = requests.join_all().await;
+    let admitted = replies.iter().filter(|r| r.status == StatusCode::CREATED).count();
+    let refused =
+        replies.iter().filter(|r| r.status == StatusCode::CONFLICT && r.json()["code"] == "SEAT_CAP_EXCEEDED").count();
+    assert_eq!((admitted, refused), (4, 16), "{:?}", replies.iter().map(|r| r.status).collect::<Vec<_>>());
+    let active: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM org_memberships WHERE cluster_tenant = 'acme' AND status = 'active'")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(active, 5, "never more active members than seats");
+
+    let member = replies.iter().find(|r| r.status == StatusCode::CREATED).unwrap().json()["subject"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send(&fleet, Method::POST, &format!("{BASE}/{member}/suspend"), None, true).await;
+    let taken = send(&fleet, Method::POST, BASE, Some(r#"{"subject":"late"}"#), true).await;
+    assert_eq!(taken.status, StatusCode::CREATED, "the freed seat is taken: {}", taken.text);
+    let full = send(&fleet, Method::POST, &format!("{BASE}/{member}/reactivate"), None, true).await;
+    assert_eq!((full.status, full.json()["code"].clone()), (StatusCode::CONFLICT, json!("SEAT_CAP_EXCEEDED")));
+}
+
+/// A customer's admin manages members but cannot give or take the Owner role.
+#[sqlx::test(migrations = false)]
+async fn only_owners_give_the_owner_role(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')").execute(&db).await.unwrap();
+    sqlx::query(
+        "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner'), ('acme', 'ada', 'admin')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let app = support::fleet_signed_in(db.clone());
+    let admin = browser(&session_cookie(&db, "ada", false, false).await);
+    let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    let plain = send_as(&app, Method::POST, BASE, Some(r#"{"subject":"max","role":"member"}"#), &admin).await;
+    assert_eq!(plain.status, StatusCode::CREATED, "{}", plain.text);
+    for body in [r#"{"subject":"max","role":"owner"}"#, r#"{"subject":"otto","role":"member"}"#] {
+        let refused = send_as(&app, Method::POST, BASE, Some(body), &admin).await;
+        assert_eq!(
+            (refused.status, refused.json()["code"].clone()),
+            (StatusCode::FORBIDDEN, json!("FORBIDDEN_ORG_SCOPE")),
+            "{body}"
+        );
+    }
+    let removed = send_as(&app, Method::DELETE, &format!("{BASE}/otto"), None, &admin).await;
+    assert_eq!(removed.status, StatusCode::FORBIDDEN);
+    let promoted = send_as(&app, Method::POST, BASE, Some(r#"{"subject":"max","role":"owner"}"#), &owner).await;
+    assert_eq!((promoted.status, promoted.json()["role"].clone()), (StatusCode::OK, json!("owner")));
+}
