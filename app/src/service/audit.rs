@@ -1,6 +1,5 @@
 //! Reading the audit log: the fleet's (platform operators) and a silo's (its owners and admins).
 
-use crate::service::OrFail as _;
 use opencrane_common_db::audit::{self as db, AuditFilter};
 
 use crate::{
@@ -8,6 +7,7 @@ use crate::{
     authz::{Action, authorize},
     error::AppError,
     model::audit::{AuditEntry, AuditPage, AuditQuery},
+    service::OrFail as _,
     state::{AppState, Caller},
 };
 

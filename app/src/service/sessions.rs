@@ -2,7 +2,6 @@
 //! their members'. Sessions are identified to the browser by a handle (a hash of the id), never
 //! by the id itself, which is the cookie's secret.
 
-use crate::service::OrFail as _;
 use opencrane_common_db::sessions::{self as db, SessionRow};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -13,6 +12,7 @@ use crate::{
     authz::{Action, authorize},
     error::AppError,
     model::session::{RevokeSessions, SessionView},
+    service::OrFail as _,
     state::{AppState, Caller},
 };
 

@@ -16,7 +16,6 @@ pub mod users;
 
 pub use overview::*;
 
-use crate::service::OrFail as _;
 use opencrane_entitlements::{budget::LimitStatus, format_amount};
 use opencrane_portal::snapshot::{Snapshot, SnapshotError};
 
@@ -25,6 +24,7 @@ use crate::{
     authz::{Action, authorize},
     error::AppError,
     model::silo::{LimitView, SyncView},
+    service::OrFail as _,
     state::{AppState, Caller, SiloSettings},
 };
 

@@ -1,11 +1,10 @@
 //! Billing-account use cases: read or create one's own account.
 
-use crate::service::OrFail as _;
 use opencrane_fleet_db::billing_accounts::{self as db, BillingAccountRow};
 
 use serde_json::json;
 
-use crate::service::{authorize_mutation, record};
+use crate::service::{OrFail as _, authorize_mutation, record};
 use crate::{
     authz::{Action, authorize},
     error::AppError,

@@ -1,6 +1,5 @@
 //! ClusterTenant use cases: list, read, create, update, delete.
 
-use crate::service::OrFail as _;
 use opencrane_db::Error as DbError;
 use opencrane_fleet_db::{
     billing_accounts,
@@ -9,7 +8,7 @@ use opencrane_fleet_db::{
 };
 use serde_json::json;
 
-use crate::service::{authorize_mutation, db_failure, internal, record};
+use crate::service::{OrFail as _, authorize_mutation, db_failure, internal, record};
 use crate::{
     authz::{Action, authorize, cluster_tenant_not_found},
     error::AppError,

@@ -7,7 +7,6 @@
 use opencrane_fleet_db::memberships::{self, MembershipError, MembershipRow};
 use serde_json::json;
 
-use crate::service::OrFail as _;
 use crate::{
     authz::Action,
     error::{AppError, FieldErrors},
@@ -16,7 +15,7 @@ use crate::{
         principal::{OrgRole, Principal},
         rules,
     },
-    service::{authorize_mutation, db_failure, fleet::cluster_tenants, record},
+    service::{OrFail as _, authorize_mutation, db_failure, fleet::cluster_tenants, record},
     state::{AppState, Caller},
 };
 

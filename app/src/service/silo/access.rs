@@ -2,7 +2,6 @@
 //! route a request would take, and whether a domain is reachable — computed by the same
 //! evaluators and snapshot the LiteLLM reconciler enforces.
 
-use crate::service::OrFail as _;
 use chrono::Utc;
 use opencrane_entitlements::{
     grants::Reason,
@@ -17,6 +16,7 @@ use super::{admin_read, limit_view, not_found, snapshot as load, snapshot_failur
 use crate::{
     error::AppError,
     model::silo::{DomainCheck, EffectiveAccess, ModelAccess, PolicyAccess, RouteTest, RouteTestRequest},
+    service::OrFail as _,
     state::{AppState, Caller},
 };
 

@@ -2,7 +2,6 @@
 //! (per user, group and model, with a server-rendered chart and CSV export), threshold notices
 //! and the silo settings they depend on.
 
-use crate::service::OrFail as _;
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use chrono::{NaiveDate, Utc};
@@ -22,7 +21,7 @@ use super::{admin_read, admin_write, finish, limit_view, not_found, snapshot as 
 use crate::{
     error::{AppError, FieldErrors},
     model::silo::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
-    service::{db_failure, internal, record},
+    service::{OrFail as _, db_failure, internal, record},
     state::{AppState, Caller},
 };
 

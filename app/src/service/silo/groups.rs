@@ -1,7 +1,6 @@
 //! Groups: scoped sets of users (org, department, team, project, personal). Groups named in the
 //! identity provider's groups claim are mirrored at sign-in and marked `idp`.
 
-use crate::service::OrFail as _;
 use opencrane_db::Error as DbError;
 use opencrane_silo_db::{
     groups::{self, GroupRow},
@@ -14,7 +13,7 @@ use super::{admin_read, admin_write, conflict, finish, not_found};
 use crate::{
     error::{AppError, FieldErrors},
     model::silo::{GROUP_SCOPES, GroupRequest, GroupView},
-    service::db_failure,
+    service::{OrFail as _, db_failure},
     state::{AppState, Caller},
 };
 

@@ -1,7 +1,6 @@
 //! Model routing: provider credentials (sealed; the secret never comes back), deployments behind
 //! public names (weighted), fallback chains and default models for the silo, groups and users.
 
-use crate::service::OrFail as _;
 use opencrane_db::Error as DbError;
 use opencrane_portal::seal;
 use opencrane_silo_db::{
@@ -20,7 +19,7 @@ use crate::{
         CredentialRequest, CredentialView, DefaultRequest, DefaultView, DeploymentRequest, DeploymentView,
         FallbackRequest, ModelsOverview, PROVIDERS,
     },
-    service::{db_failure, internal},
+    service::{OrFail as _, db_failure, internal},
     state::{AppState, Caller},
 };
 

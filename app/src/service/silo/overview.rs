@@ -1,6 +1,5 @@
 //! Silo use cases: the overview (any member) and the member read-model (owners and admins).
 
-use crate::service::OrFail as _;
 use opencrane_common_db::audit;
 use opencrane_silo_db::memberships;
 
@@ -11,6 +10,7 @@ use crate::{
         fleet::cluster_tenant::Phase,
         silo::{Member, OwnClusterTenant, SiloSummary},
     },
+    service::OrFail as _,
     state::{AppState, Caller},
 };
 

@@ -2,7 +2,6 @@
 //! deny a payload to a user, tenant or group), with what-if previews computed by the evaluator
 //! that enforcement uses.
 
-use crate::service::OrFail as _;
 use std::collections::BTreeMap;
 
 use chrono::Utc;
@@ -27,7 +26,7 @@ use crate::{
     model::silo::{
         AccessChange, EgressRuleView, GrantRequest, GrantView, PoliciesOverview, PolicyRequest, PolicyView, WhatIf,
     },
-    service::db_failure,
+    service::{OrFail as _, db_failure},
     state::{AppState, Caller},
 };
 

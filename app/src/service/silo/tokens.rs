@@ -1,14 +1,13 @@
 //! Silo access tokens (`ocp_…`): created by the silo's owners and admins, shown once, stored as a
 //! SHA-256 hash, acting with a role no higher than their creator's.
 
-use crate::service::OrFail as _;
 use chrono::{Duration, Utc};
 use opencrane_silo_db::access_tokens::{self as db, AccessTokenRow, NewAccessToken};
 use rand::RngCore;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::service::{authorize_mutation, record};
+use crate::service::{OrFail as _, authorize_mutation, record};
 use crate::{
     authz::{Action, authorize},
     error::{AppError, FieldErrors},

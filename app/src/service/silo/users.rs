@@ -1,7 +1,6 @@
 //! Users (tenants): list with search and filters, create, edit, suspend/resume, delete.
 //! A user's monthly budget is their own limit (see budgets); suspending blocks their key.
 
-use crate::service::OrFail as _;
 use std::collections::BTreeMap;
 
 use opencrane_db::Error as DbError;
@@ -21,7 +20,7 @@ use crate::{
         rules,
         silo::{KeyStatus, Resources, USERS_PER_PAGE, UserFilter, UserList, UserRequest, UserView},
     },
-    service::{db_failure, record},
+    service::{OrFail as _, db_failure, record},
     state::{AppState, Caller},
 };
 
