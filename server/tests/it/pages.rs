@@ -126,7 +126,7 @@ async fn big_silos_page_their_users_and_cap_their_spend_tables(pool: PgPool) {
 }
 
 /// A silo without default models is a normal state: the effective-access view says what to do
-/// (name a model, or set a default) instead of showing an error.
+/// (name a model, or set a default) instead of showing an error. Row actions name their row.
 #[sqlx::test(migrations = false)]
 async fn no_default_model_is_a_hint_not_an_error(pool: PgPool) {
     let silo_db = support::silo_db(&pool).await;
@@ -146,4 +146,9 @@ async fn no_default_model_is_a_hint_not_an_error(pool: PgPool) {
     assert!(access.text.contains("No default model is set for this user"), "the hint is shown");
     assert!(access.text.contains("href=\"/models#defaults\""), "with the way to set one");
     assert!(!access.text.contains("route-result bad"), "not as an error");
+    // Each row action says which row it acts on (not one "Delete" per row).
+    let users = send(&silo, Method::GET, "/users", None, false).await;
+    for name in ["Suspend user ana", "Delete user ana"] {
+        assert!(users.text.contains(&format!("aria-label=\"{name}\"")), "{name}");
+    }
 }

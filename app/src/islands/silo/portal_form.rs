@@ -486,6 +486,10 @@ pub fn RowActionButton(
     label: String,
     /// Where to go afterwards.
     done: String,
+    /// The row's name for people, so each button's accessible name says which row it acts on
+    /// ("Delete policy eng-default", not one "Delete" per row).
+    #[prop(optional)]
+    of: Option<String>,
 ) -> impl IntoView {
     let destructive = !matches!(action, RowAction::SuspendUser(..) | RowAction::DismissNotice(_));
     let typed_name = match &action {
@@ -525,7 +529,10 @@ pub fn RowActionButton(
             });
         }
     };
-    let aria = label.clone();
+    let aria = match &of {
+        Some(row) => format!("{label} {row}"),
+        None => label.clone(),
+    };
     let confirm_label = label.clone();
     let typed_hint = typed_name.clone();
     view! {

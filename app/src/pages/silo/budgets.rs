@@ -100,7 +100,7 @@ fn Budgets(o: BudgetOverview) -> impl IntoView {
             <li class="notice warn">
                 {n.message.clone()}
                 <span class="muted small">{format!(" ({}) ", timestamp(n.created_at))}</span>
-                <RowActionButton action=RowAction::DismissNotice(n.id) label="Dismiss".to_owned() done="/budgets".to_owned() />
+                <RowActionButton action=RowAction::DismissNotice(n.id) label="Dismiss".to_owned() done="/budgets".to_owned() of="notice".to_owned() />
             </li>
         })
         .collect_view();

@@ -80,7 +80,7 @@ fn GroupTable(groups: Vec<GroupView>, users: Vec<String>) -> impl IntoView {
                             <summary class="btn small">"Edit"</summary>
                             <PortalForm id=form_id fields target=FormTarget::UpdateGroup(g.id.clone()) submit_label="Save group".to_owned() done="/groups".to_owned() />
                         </details>
-                        <RowActionButton action=RowAction::DeleteGroup(g.id.clone()) label="Delete".to_owned() done="/groups".to_owned() />
+                        <RowActionButton action=RowAction::DeleteGroup(g.id.clone()) label="Delete".to_owned() done="/groups".to_owned() of=format!("group {}", g.name) />
                     </td>
                 </tr>
             }

@@ -119,7 +119,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
                             done="/models".to_owned()
                         />
                     </details>
-                    <RowActionButton action=RowAction::DeleteCredential(c.id.clone()) label="Delete".to_owned() done="/models".to_owned() />
+                    <RowActionButton action=RowAction::DeleteCredential(c.id.clone()) label="Delete".to_owned() done="/models".to_owned() of=format!("credential {}", c.name) />
                 </td>
             </tr>
         })
@@ -133,7 +133,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
                 <td class="mono">{d.upstream_model.clone()}</td>
                 <td>{d.credential.clone().unwrap_or_else(|| "—".into())}</td>
                 <td>{format!("{} ({} %)", d.weight, d.share_percent)}</td>
-                <td class="actions"><RowActionButton action=RowAction::DeleteDeployment(d.id.clone()) label="Remove".to_owned() done="/models".to_owned() /></td>
+                <td class="actions"><RowActionButton action=RowAction::DeleteDeployment(d.id.clone()) label="Remove".to_owned() done="/models".to_owned() of=format!("deployment {} → {}", d.public_name, d.upstream_model) /></td>
             </tr>
         })
         .collect_view();
@@ -149,7 +149,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             <tr>
                 <td>{d.target.clone()}</td>
                 <td class="mono">{d.model.clone()}</td>
-                <td class="actions"><RowActionButton action=RowAction::DeleteDefault(d.id.clone()) label="Remove".to_owned() done="/models".to_owned() /></td>
+                <td class="actions"><RowActionButton action=RowAction::DeleteDefault(d.id.clone()) label="Remove".to_owned() done="/models".to_owned() of=format!("default {} for {}", d.model, d.target) /></td>
             </tr>
         })
         .collect_view();

@@ -163,7 +163,7 @@ fn PolicyTable(policies: Vec<PolicyView>) -> impl IntoView {
                             <summary class="btn small">"Edit"</summary>
                             <PortalForm id=format!("edit-policy-{}", p.name) fields target=FormTarget::SavePolicy(false) submit_label="Save policy".to_owned() done="/policies".to_owned() />
                         </details>
-                        <RowActionButton action=RowAction::DeletePolicy(p.name.clone()) label="Delete".to_owned() done="/policies".to_owned() />
+                        <RowActionButton action=RowAction::DeletePolicy(p.name.clone()) label="Delete".to_owned() done="/policies".to_owned() of=format!("policy {}", p.name) />
                     </td>
                 </tr>
             }
@@ -191,7 +191,7 @@ fn GrantTable(grants: Vec<GrantView>) -> impl IntoView {
                     <td>{g.priority}</td>
                     <td>{g.note.clone()}</td>
                     <td class="nowrap">{format!("{} by {}", timestamp(g.created_at), g.created_by)}</td>
-                    <td class="actions"><RowActionButton action=RowAction::DeleteGrant(g.id.clone()) label="Delete".to_owned() done="/policies".to_owned() /></td>
+                    <td class="actions"><RowActionButton action=RowAction::DeleteGrant(g.id.clone()) label="Delete".to_owned() done="/policies".to_owned() of=format!("grant {} {} for {} {}", g.access, g.payload_id, g.subject_type, g.subject_label) /></td>
                 </tr>
             }
         })

@@ -172,8 +172,8 @@ fn UserTable(users: Vec<UserView>) -> impl IntoView {
                     <td>{state}</td>
                     <td class="actions">
                         <a class="btn small" href=format!("/access?user={}", u.name)>"Access"</a>
-                        <RowActionButton action=suspend label=suspend_label.to_owned() done="/users".to_owned() />
-                        <RowActionButton action=RowAction::DeleteUser(u.name.clone()) label="Delete".to_owned() done="/users".to_owned() />
+                        <RowActionButton action=suspend label=suspend_label.to_owned() done="/users".to_owned() of=format!("user {}", u.name) />
+                        <RowActionButton action=RowAction::DeleteUser(u.name.clone()) label="Delete".to_owned() done="/users".to_owned() of=format!("user {}", u.name) />
                     </td>
                 </tr>
             }
