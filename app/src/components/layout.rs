@@ -55,7 +55,6 @@ pub fn Shell(nav: Vec<NavItem>, children: Children) -> impl IntoView {
     view! {
         <a class="skip-link" href="#content">"Skip to content"</a>
         <div class="app">
-            <input type="checkbox" id="nav-toggle" class="nav-toggle" aria-label="Show navigation" />
             <aside class="sidebar">
                 <div class="brand">
                     <span class="logo" aria-hidden="true">"◆"</span>
@@ -68,7 +67,12 @@ pub fn Shell(nav: Vec<NavItem>, children: Children) -> impl IntoView {
             </aside>
             <div class="main">
                 <header class="topbar">
-                    <label for="nav-toggle" class="menu-button">"☰ Menu"</label>
+                    // Inside the banner, and rendered only where the menu button shows (narrow
+                    // screens): on a desktop it is no invisible tab stop.
+                    <label class="menu-button">
+                        <input type="checkbox" id="nav-toggle" class="nav-toggle" aria-label="Show navigation" />
+                        "☰ Menu"
+                    </label>
                     <div class="context">
                         <span class=format!("role-badge {}", role.as_str())>
                             {match role {

@@ -151,4 +151,8 @@ async fn no_default_model_is_a_hint_not_an_error(pool: PgPool) {
     for name in ["Suspend user ana", "Delete user ana"] {
         assert!(users.text.contains(&format!("aria-label=\"{name}\"")), "{name}");
     }
+    // The narrow-screen menu toggle sits inside the banner (the header landmark), not before it.
+    let header = users.text.split("<header").nth(1).and_then(|h| h.split("</header>").next()).unwrap_or_default();
+    assert!(header.contains("id=\"nav-toggle\""), "the toggle is in the header");
+    assert_eq!(users.text.matches("id=\"nav-toggle\"").count(), 1);
 }
