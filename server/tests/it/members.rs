@@ -139,6 +139,8 @@ async fn only_owners_give_the_owner_role(pool: PgPool) {
     }
     let removed = send_as(&app, Method::DELETE, &format!("{BASE}/otto"), None, &admin).await;
     assert_eq!(removed.status, StatusCode::FORBIDDEN);
+    let suspended = send_as(&app, Method::POST, &format!("{BASE}/otto/suspend"), None, &admin).await;
+    assert_eq!(suspended.status, StatusCode::FORBIDDEN, "an admin cannot suspend an owner");
     let promoted = send_as(&app, Method::POST, BASE, Some(r#"{"subject":"max","role":"owner"}"#), &owner).await;
     assert_eq!((promoted.status, promoted.json()["role"].clone()), (StatusCode::OK, json!("owner")));
 }

@@ -1,6 +1,6 @@
 //! A customer's members on the fleet: list, add or change a role, suspend, reactivate, remove.
 //! The customer's owners and admins (and operators) manage them; only owners (and operators) give
-//! or take the Owner role. The last active Owner cannot be demoted, suspended or removed, and
+//! or take the Owner role (and suspend, reactivate or remove an owner). The last active Owner cannot be demoted, suspended or removed, and
 //! nobody becomes an active member without a free seat — both decided under the customer's row
 //! lock (`opencrane_fleet_db::memberships`), so concurrent requests cannot break either rule.
 
@@ -108,9 +108,13 @@ pub async fn set_suspended(
 ) -> Result<MemberView, AppError> {
     let action = if suspended { "membership.suspend" } else { "membership.reactivate" };
     let target = format!("{name}/{subject}");
-    authorize_mutation(state, caller, Action::UpdateClusterTenant(name), action, &target).await?;
+    let principal = authorize_mutation(state, caller, Action::UpdateClusterTenant(name), action, &target).await?;
     cluster_tenants::get(state, caller, name).await?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let current = memberships::list(&mut *tx, name).await.or_fail(caller)?.into_iter().find(|m| m.subject == subject);
+    if current.is_some_and(|m| m.role == "owner") {
+        may_touch_owners(principal, name)?;
+    }
     let changed = if suspended {
         memberships::set_status(&mut tx, name, subject, "suspended").await
     } else {
