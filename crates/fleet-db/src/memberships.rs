@@ -74,7 +74,12 @@ pub async fn list(db: impl PgExecutor<'_>, cluster_tenant: &str) -> Result<Vec<M
     .await?)
 }
 
-async fn find(conn: &mut PgConnection, cluster_tenant: &str, subject: &str) -> Result<Option<MembershipRow>, DbError> {
+/// One membership, if `subject` is a member of `cluster_tenant`.
+pub async fn find(
+    conn: &mut PgConnection,
+    cluster_tenant: &str,
+    subject: &str,
+) -> Result<Option<MembershipRow>, DbError> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         MembershipRow,

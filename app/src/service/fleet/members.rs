@@ -85,7 +85,7 @@ pub async fn add(state: &AppState, caller: &Caller, name: &str, req: MemberReque
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
-    let before = memberships::list(&mut *tx, name).await.or_fail(caller)?.into_iter().find(|m| m.subject == subject);
+    let before = memberships::find(&mut tx, name, &subject).await.or_fail(caller)?;
     if role == "owner" || before.as_ref().is_some_and(|m| m.role == "owner") {
         may_touch_owners(principal, name)?;
     }
@@ -111,7 +111,7 @@ pub async fn set_suspended(
     let principal = authorize_mutation(state, caller, Action::UpdateClusterTenant(name), action, &target).await?;
     cluster_tenants::get(state, caller, name).await?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
-    let current = memberships::list(&mut *tx, name).await.or_fail(caller)?.into_iter().find(|m| m.subject == subject);
+    let current = memberships::find(&mut tx, name, subject).await.or_fail(caller)?;
     if current.is_some_and(|m| m.role == "owner") {
         may_touch_owners(principal, name)?;
     }
@@ -133,7 +133,7 @@ pub async fn remove(state: &AppState, caller: &Caller, name: &str, subject: &str
         authorize_mutation(state, caller, Action::UpdateClusterTenant(name), "membership.remove", &target).await?;
     cluster_tenants::get(state, caller, name).await?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
-    let before = memberships::list(&mut *tx, name).await.or_fail(caller)?.into_iter().find(|m| m.subject == subject);
+    let before = memberships::find(&mut tx, name, subject).await.or_fail(caller)?;
     if before.as_ref().is_some_and(|m| m.role == "owner") {
         may_touch_owners(principal, name)?;
     }

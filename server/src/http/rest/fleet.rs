@@ -76,21 +76,31 @@ async fn remove_member(
 
 /// `POST /cluster-tenants/{name}/members/{subject}/suspend` (frees the seat).
 async fn suspend_member(
-    State(state): State<AppState>,
+    state: State<AppState>,
     caller: Caller,
-    Path((name, subject)): Path<(String, String)>,
+    path: Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let member = service::fleet::members::set_suspended(&state, &caller, &name, &subject, true).await.api(&caller)?;
-    Ok(Json(member).into_response())
+    member_status(state, caller, path, true).await
 }
 
 /// `POST /cluster-tenants/{name}/members/{subject}/reactivate` (takes a seat).
 async fn reactivate_member(
+    state: State<AppState>,
+    caller: Caller,
+    path: Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    member_status(state, caller, path, false).await
+}
+
+/// Suspends or reactivates one member → `{subject, role, status}`.
+async fn member_status(
     State(state): State<AppState>,
     caller: Caller,
     Path((name, subject)): Path<(String, String)>,
+    suspended: bool,
 ) -> Result<Response, ApiError> {
-    let member = service::fleet::members::set_suspended(&state, &caller, &name, &subject, false).await.api(&caller)?;
+    let member =
+        service::fleet::members::set_suspended(&state, &caller, &name, &subject, suspended).await.api(&caller)?;
     Ok(Json(member).into_response())
 }
 
