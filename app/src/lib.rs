@@ -17,6 +17,7 @@ pub mod authz;
 pub mod components;
 pub mod error;
 pub mod fleet;
+pub mod forms;
 pub mod islands;
 pub mod model;
 pub mod pages;

@@ -352,6 +352,16 @@ impl Browser {
 
     /// Starts a browser that resolves `hosts` to 127.0.0.1 (for per-host sign-in on loopback).
     pub fn start_with_hosts(hosts: &[&str]) -> Self {
+        Self::launch(hosts, true)
+    }
+
+    /// Starts a browser with JavaScript switched off for every page (Blink's `scriptEnabled`
+    /// setting: pages run no script and load no wasm; WebDriver's own scripts still run).
+    pub fn start_without_javascript() -> Self {
+        Self::launch(&[], false)
+    }
+
+    fn launch(hosts: &[&str], javascript: bool) -> Self {
         let driver_bin =
             find_on_path(&["chromedriver"]).expect("chromedriver not found: apt-get install chromium-driver");
         let chrome = env::var_os("CHROMIUM")
@@ -382,6 +392,9 @@ impl Browser {
             "--window-size=1280,900".into(),
             format!("--user-data-dir={}", profile.display()),
         ];
+        if !javascript {
+            args.push("--blink-settings=scriptEnabled=false".into());
+        }
         if !hosts.is_empty() {
             let rules: Vec<String> = hosts.iter().map(|h| format!("MAP {h} 127.0.0.1")).collect();
             args.push(format!("--host-resolver-rules={}", rules.join(", ")));
@@ -460,6 +473,39 @@ impl Browser {
     /// The rendered text of an element.
     pub fn text(&self, el: &Element) -> String {
         self.call("GET", &format!("/element/{}/text", el.0), None).as_str().unwrap_or_default().to_owned()
+    }
+
+    /// The text of the first element matching `css`, if there is one (`None` also when the page
+    /// was replaced between finding and reading it).
+    pub fn text_of(&self, css: &str) -> Option<String> {
+        let el = self.find(css)?;
+        self.try_call("GET", &format!("/element/{}/text", el.0), None).and_then(|v| v.as_str().map(str::to_owned))
+    }
+
+    /// The current value of an input, select or text area.
+    pub fn value(&self, el: &Element) -> String {
+        self.call("GET", &format!("/element/{}/property/value", el.0), None).as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Makes every response from now on arrive `latency` late (ChromeDriver's network emulation),
+    /// like a slow link: the page shows long before its wasm has loaded.
+    pub fn slow_network(&self, latency: Duration) {
+        let conditions = json!({ "network_conditions": {
+            "offline": false,
+            "latency": u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+            "download_throughput": 10_000_000,
+            "upload_throughput": 10_000_000,
+        }});
+        self.call("POST", "/chromium/network_conditions", Some(conditions));
+    }
+
+    /// Whether the page has loaded its wasm bundle (a finished resource entry for it).
+    pub fn wasm_loaded(&self) -> bool {
+        self.eval(
+            "return performance.getEntriesByType('resource').some(e => e.name.endsWith('.wasm') && e.responseEnd > 0);",
+        )
+        .as_bool()
+        .unwrap_or(false)
     }
 
     /// Whether a control is enabled.

@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod csrf;
 pub mod error;
+pub mod forms;
 pub mod guard;
 pub mod health;
 pub mod internal;
@@ -93,7 +94,7 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(sessions);
 
-    Router::new()
+    let routed = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", rest::router(&state))
@@ -104,11 +105,18 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
             fallback_shell,
         ))
         .layer(middleware::from_fn_with_state(role, guard::role_isolation))
+        .with_state(state.clone());
+
+    // The layers below wrap the routed app as one service, so they see every request before
+    // routing: a form posted to a page (which has only GET routes) reaches the form layer.
+    let pool = state.pool.clone();
+    Router::new()
+        .fallback_service(routed)
+        .layer(middleware::from_fn_with_state(state, forms::handle))
         .layer(middleware::from_fn(move |req, next| csrf::protect(https, req, next)))
-        .layer(middleware::from_fn_with_state((auth.clone(), state.pool.clone()), auth::authenticate))
+        .layer(middleware::from_fn_with_state((auth.clone(), pool), auth::authenticate))
         .layer(Extension(auth))
         .layer(layers)
-        .with_state(state)
 }
 
 /// The fleet's internal API; a silo answers 404 there.

@@ -124,6 +124,10 @@ pub fn PageHeader(
     #[prop(optional)]
     children: Option<Children>,
 ) -> impl IntoView {
+    // After a form succeeded (`?saved=<form id>`), what it did, once, at the top of the page.
+    let saved = leptos_router::hooks::use_query_map()
+        .with_untracked(|q| q.get("saved"))
+        .and_then(|form| crate::islands::silo::portal_form::confirmation(&form));
     view! {
         <div class="page-header">
             <div>
@@ -132,5 +136,6 @@ pub fn PageHeader(
             </div>
             {children.map(|a| view! { <div class="actions">{a()}</div> })}
         </div>
+        {saved.map(|text| view! { <super::feedback::Notice tone="ok">{text}</super::feedback::Notice> })}
     }
 }

@@ -15,7 +15,7 @@ pub fn type_until(browser: &Browser, input_css: &str, text: &str, reacted: impl 
 }
 
 pub fn error_text(browser: &Browser, id: &str) -> String {
-    browser.find(&format!("#{id}-error")).map(|e| browser.text(&e)).unwrap_or_default()
+    browser.text_of(&format!("#{id}-error")).unwrap_or_default()
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! loopback. One test binary; a module per concern.
 
 mod console;
+mod enhancement;
 mod portal;
 mod provisioning;
 mod sign_in;

@@ -1,6 +1,7 @@
 //! The create/edit form for a ClusterTenant. Validates as the admin types, using the same
 //! function the server runs again on submit; shows the server's verdict per field when it
-//! differs (a duplicate name, say).
+//! differs (a duplicate name, say). Works without wasm as a posted form ([`crate::forms`]), and
+//! keeps what was typed before the island hydrated.
 
 use std::collections::BTreeSet;
 
@@ -10,26 +11,57 @@ use crate::{
     api::fleet::{create_cluster_tenant, update_cluster_tenant},
     components::form::{Field, described_by},
     error::{AppError, FieldErrors},
+    forms::{self, Posted},
     model::fleet::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
 };
 
-/// Which fields belong to which input id (for focusing the first invalid one).
-const FIELDS: &[(&str, &str)] = &[
-    ("name", "ct-name"),
-    ("displayName", "ct-display-name"),
-    ("isolationTier", "ct-tier"),
-    ("vanityDomain", "ct-vanity"),
-    ("compute.mode", "ct-compute-shared"),
-    ("compute.nodePool", "ct-node-pool"),
-    ("resources.quota.cpu", "ct-cpu"),
-    ("resources.quota.memory", "ct-memory"),
-    ("resources.quota.pods", "ct-pods"),
-    ("resources.quota.storage", "ct-storage"),
-    ("resources.quota.gpu", "ct-gpu"),
-    ("seatCap", "ct-seat-cap"),
-    ("terminationPolicy", "ct-termination-policy"),
-    ("siloVersion", "ct-silo-version"),
+/// The form's DOM id (and the name its posts are echoed under).
+pub const FORM_ID: &str = "ct-form";
+
+/// Each field: its key in errors (the request's JSON path), its input's DOM id, and the input's
+/// `name` (the [`ClusterTenantForm`] key a posted form carries).
+const FIELDS: &[(&str, &str, &str)] = &[
+    ("name", "ct-name", "name"),
+    ("displayName", "ct-display-name", "display_name"),
+    ("isolationTier", "ct-tier", "isolation_tier"),
+    ("vanityDomain", "ct-vanity", "vanity_domain"),
+    ("compute.mode", "ct-compute-shared", "compute_mode"),
+    ("compute.nodePool", "ct-node-pool", "node_pool"),
+    ("resources.quota.cpu", "ct-cpu", "cpu"),
+    ("resources.quota.memory", "ct-memory", "memory"),
+    ("resources.quota.pods", "ct-pods", "pods"),
+    ("resources.quota.storage", "ct-storage", "storage"),
+    ("resources.quota.gpu", "ct-gpu", "gpu"),
+    ("seatCap", "ct-seat-cap", "seat_cap"),
+    ("terminationPolicy", "ct-termination-policy", "termination_policy"),
+    ("siloVersion", "ct-silo-version", "silo_version"),
 ];
+
+/// Whether this form shows a message for the error key `field`.
+pub fn shows(field: &str) -> bool {
+    FIELDS.iter().any(|(key, _, _)| *key == field)
+}
+
+/// Creates (`editing` = `None`) or changes a customer from the form; the page to go to next.
+/// The island and the no-wasm post both end here.
+pub(crate) async fn save(
+    mut form: ClusterTenantForm,
+    editing: Option<String>,
+    ctx: &ValidationContext,
+) -> Result<String, AppError> {
+    match editing {
+        None => {
+            let req = form.check(ctx).map_err(|fields| AppError::Validation { fields })?;
+            create_cluster_tenant(req).await.map(|ct| format!("/cluster-tenants/{}?created=1", ct.name))
+        }
+        Some(name) => {
+            // The name is fixed; what the form posts for it does not matter.
+            form.name.clone_from(&name);
+            let req = form.to_update(ctx).map_err(|fields| AppError::Validation { fields })?;
+            update_cluster_tenant(name, req).await.map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name))
+        }
+    }
+}
 
 #[derive(Clone, Copy)]
 struct FormState {
@@ -71,6 +103,7 @@ impl FormState {
         self,
         field: &'static str,
         id: &'static str,
+        name: &'static str,
         get: fn(&ClusterTenantForm) -> String,
         set: fn(&mut ClusterTenantForm, String),
         has_hint: bool,
@@ -79,9 +112,11 @@ impl FormState {
         view! {
             <input
                 id=id
+                name=name
                 type="text"
                 autocomplete="off"
                 spellcheck="false"
+                value=self.form.with_untracked(get)
                 prop:value=move || self.form.with(get)
                 on:input=self.on_input(field, set)
                 aria-invalid=move || error.with(Option::is_some).then_some("true")
@@ -92,24 +127,67 @@ impl FormState {
 }
 
 /// The ClusterTenant form. `editing` is the name of the customer being edited (`None` = create).
-#[island]
+/// When this page answers the form's own failed post, the posted values and messages are shown.
+#[component]
 pub fn ClusterTenantEditor(
     initial: ClusterTenantForm,
     validation: ValidationContext,
     editing: Option<String>,
 ) -> impl IntoView {
+    let (initial, server, banner) = match forms::echo(FORM_ID) {
+        Some(echo) => {
+            let posted = echo.values.iter().map(|(k, v)| (k.as_str(), v.clone()));
+            (initial.with_pairs(posted), echo.errors, echo.message)
+        }
+        None => (initial, FieldErrors::new(), None),
+    };
+    view! { <CustomerForm initial validation editing server banner /> }
+}
+
+/// What the inputs hold while the island hydrates: what was typed before the wasm arrived.
+fn adopt_typed(initial: &ClusterTenantForm) -> (ClusterTenantForm, BTreeSet<&'static str>) {
+    let mut typed: Vec<(&str, String)> = FIELDS
+        .iter()
+        .filter(|(_, id, _)| *id != "ct-compute-shared")
+        .filter_map(|(_, id, name)| Some((*name, forms::typed(id)?)))
+        .collect();
+    if let Some(dedicated) = forms::typed_checked("ct-compute-dedicated") {
+        typed.push(("compute_mode", if dedicated { "dedicated" } else { "shared" }.to_owned()));
+    }
+    let adopted = initial.clone().with_pairs(typed);
+    let (before, after) = (serde_json::to_value(initial).ok(), serde_json::to_value(&adopted).ok());
+    let changed = FIELDS
+        .iter()
+        .filter(|(_, _, name)| before.as_ref().and_then(|b| b.get(name)) != after.as_ref().and_then(|a| a.get(name)))
+        .map(|(key, _, _)| *key)
+        .collect();
+    (adopted, changed)
+}
+
+#[island]
+fn CustomerForm(
+    initial: ClusterTenantForm,
+    validation: ValidationContext,
+    editing: Option<String>,
+    /// Messages from a post answered without wasm.
+    server: FieldErrors,
+    /// The sentence for it.
+    banner: Option<String>,
+) -> impl IntoView {
+    let (initial, typed) = adopt_typed(&initial);
     let form = RwSignal::new(initial);
+    // Messages for what was typed before hydration appear right after it: the first render must
+    // match the server's HTML, which had none.
+    let touched = RwSignal::new(BTreeSet::new());
+    if !typed.is_empty() {
+        Effect::new(move |_| touched.set(typed.clone()));
+    }
     let validation = StoredValue::new(validation);
     let check = Memo::new(move |_| form.with(|f| f.check(&validation.read_value()).err().unwrap_or_default()));
-    let state = FormState {
-        form,
-        touched: RwSignal::new(BTreeSet::new()),
-        submitted: RwSignal::new(false),
-        server: RwSignal::new(FieldErrors::new()),
-        check,
-    };
+    let state = FormState { form, touched, submitted: RwSignal::new(false), server: RwSignal::new(server), check };
     let pending = RwSignal::new(false);
-    let banner = RwSignal::new(None::<String>);
+    let banner = RwSignal::new(banner);
+    let posted = Posted::ClusterTenant { editing: editing.clone() }.hidden();
     let editing = StoredValue::new(editing);
     let is_edit = editing.with_value(Option::is_some);
 
@@ -131,29 +209,11 @@ pub fn ClusterTenantEditor(
         let ctx = validation.get_value();
         let target = editing.get_value();
         spawn_local(async move {
-            let result = match target {
-                None => match snapshot.check(&ctx) {
-                    Ok(req) => {
-                        create_cluster_tenant(req).await.map(|ct| format!("/cluster-tenants/{}?created=1", ct.name))
-                    }
-                    Err(fields) => Err(AppError::Validation { fields }),
-                },
-                Some(name) => match snapshot.to_update(&ctx) {
-                    Ok(req) => {
-                        update_cluster_tenant(name, req).await.map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name))
-                    }
-                    Err(fields) => Err(AppError::Validation { fields }),
-                },
-            };
-            match result {
+            match save(snapshot, target, &ctx).await {
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     let fields = err.field_errors();
-                    banner.set(Some(if fields.is_empty() {
-                        err.to_string()
-                    } else {
-                        "The server did not accept some fields; see below.".into()
-                    }));
+                    banner.set(crate::islands::silo::portal_form::summary(&err, shows));
                     focus_first_invalid(&fields);
                     state.server.set(fields);
                     pending.set(false);
@@ -188,22 +248,24 @@ pub fn ClusterTenantEditor(
     let mode_error = state.error("compute.mode");
 
     view! {
-        <form class="form" novalidate on:submit=submit>
+        <form class="form customer-form" id=FORM_ID method="post" novalidate on:submit=submit>
+            <input type="hidden" name=forms::FORM value=FORM_ID />
+            <input type="hidden" name=forms::TARGET value=posted />
             {move || banner.get().map(|b| view! { <div class="notice bad" role="alert">{b}</div> })}
             <fieldset>
                 <legend>"Customer"</legend>
                 <Field id="ct-name" label="Name" required=true hint=name_hint error=state.error("name")>
                     {if is_edit {
                         view! {
-                            <input id="ct-name" type="text" disabled prop:value=move || form.with(|f| f.name.clone()) />
+                            <input id="ct-name" name="name" type="text" readonly value=form.with_untracked(|f| f.name.clone()) />
                         }
                             .into_any()
                     } else {
-                        state.text("name", "ct-name", |f| f.name.clone(), |f, v| f.name = v, true).into_any()
+                        state.text("name", "ct-name", "name", |f| f.name.clone(), |f, v| f.name = v, true).into_any()
                     }}
                 </Field>
                 <Field id="ct-display-name" label="Display name" required=true error=state.error("displayName")>
-                    {state.text("displayName", "ct-display-name", |f| f.display_name.clone(), |f, v| f.display_name = v, false)}
+                    {state.text("displayName", "ct-display-name", "display_name", |f| f.display_name.clone(), |f, v| f.display_name = v, false)}
                 </Field>
                 <Field
                     id="ct-vanity"
@@ -211,7 +273,7 @@ pub fn ClusterTenantEditor(
                     hint="Optional host the customer owns, e.g. portal.acme.com. Leave empty for none."
                     error=state.error("vanityDomain")
                 >
-                    {state.text("vanityDomain", "ct-vanity", |f| f.vanity_domain.clone(), |f, v| f.vanity_domain = v, true)}
+                    {state.text("vanityDomain", "ct-vanity", "vanity_domain", |f| f.vanity_domain.clone(), |f, v| f.vanity_domain = v, true)}
                 </Field>
             </fieldset>
             <fieldset>
@@ -219,6 +281,7 @@ pub fn ClusterTenantEditor(
                 <Field id="ct-tier" label="Isolation tier" required=true error=tier_error>
                     <select
                         id="ct-tier"
+                        name="isolation_tier"
                         on:change=state.on_input("isolationTier", |f, v| f.isolation_tier = v)
                         aria-invalid=move || tier_error.with(Option::is_some).then_some("true")
                     >
@@ -232,8 +295,9 @@ pub fn ClusterTenantEditor(
                             <input
                                 type="radio"
                                 id="ct-compute-shared"
-                                name="compute-mode"
+                                name="compute_mode"
                                 value="shared"
+                                checked=form.with_untracked(|f| f.compute_mode != "dedicated")
                                 prop:checked=move || form.with(|f| f.compute_mode == "shared")
                                 on:change=state.on_input("compute.mode", |f, v| f.compute_mode = v)
                             />
@@ -243,8 +307,9 @@ pub fn ClusterTenantEditor(
                             <input
                                 type="radio"
                                 id="ct-compute-dedicated"
-                                name="compute-mode"
+                                name="compute_mode"
                                 value="dedicated"
+                                checked=form.with_untracked(|f| f.compute_mode == "dedicated")
                                 prop:checked=dedicated
                                 on:change=state.on_input("compute.mode", |f, v| f.compute_mode = v)
                             />
@@ -253,7 +318,9 @@ pub fn ClusterTenantEditor(
                     </div>
                     <p class="error" aria-live="polite">{move || mode_error.get()}</p>
                 </div>
-                <Show when=dedicated>
+                // Always rendered, shown only while "Dedicated" is chosen (CSS), so that the form
+                // also works before and without the wasm.
+                <div class="node-pool">
                     <Field
                         id="ct-node-pool"
                         label="Node pool"
@@ -261,31 +328,31 @@ pub fn ClusterTenantEditor(
                         hint="Value of the opencrane.io/node-pool label on the customer's nodes."
                         error=state.error("compute.nodePool")
                     >
-                        {state.text("compute.nodePool", "ct-node-pool", |f| f.node_pool.clone(), |f, v| f.node_pool = v, true)}
+                        {state.text("compute.nodePool", "ct-node-pool", "node_pool", |f| f.node_pool.clone(), |f, v| f.node_pool = v, true)}
                     </Field>
-                </Show>
+                </div>
             </fieldset>
             <fieldset>
                 <legend>"Quota and seats"</legend>
                 <p class="muted small">"Leave a quota empty for no limit. CPU, memory and storage take Kubernetes quantities (500m, 8Gi)."</p>
                 <div class="grid">
                     <Field id="ct-cpu" label="CPU" error=state.error("resources.quota.cpu")>
-                        {state.text("resources.quota.cpu", "ct-cpu", |f| f.cpu.clone(), |f, v| f.cpu = v, false)}
+                        {state.text("resources.quota.cpu", "ct-cpu", "cpu", |f| f.cpu.clone(), |f, v| f.cpu = v, false)}
                     </Field>
                     <Field id="ct-memory" label="Memory" error=state.error("resources.quota.memory")>
-                        {state.text("resources.quota.memory", "ct-memory", |f| f.memory.clone(), |f, v| f.memory = v, false)}
+                        {state.text("resources.quota.memory", "ct-memory", "memory", |f| f.memory.clone(), |f, v| f.memory = v, false)}
                     </Field>
                     <Field id="ct-storage" label="Storage" error=state.error("resources.quota.storage")>
-                        {state.text("resources.quota.storage", "ct-storage", |f| f.storage.clone(), |f, v| f.storage = v, false)}
+                        {state.text("resources.quota.storage", "ct-storage", "storage", |f| f.storage.clone(), |f, v| f.storage = v, false)}
                     </Field>
                     <Field id="ct-pods" label="Pods" error=state.error("resources.quota.pods")>
-                        {state.text("resources.quota.pods", "ct-pods", |f| f.pods.clone(), |f, v| f.pods = v, false)}
+                        {state.text("resources.quota.pods", "ct-pods", "pods", |f| f.pods.clone(), |f, v| f.pods = v, false)}
                     </Field>
                     <Field id="ct-gpu" label="GPUs" error=state.error("resources.quota.gpu")>
-                        {state.text("resources.quota.gpu", "ct-gpu", |f| f.gpu.clone(), |f, v| f.gpu = v, false)}
+                        {state.text("resources.quota.gpu", "ct-gpu", "gpu", |f| f.gpu.clone(), |f, v| f.gpu = v, false)}
                     </Field>
                     <Field id="ct-seat-cap" label="Seat cap" hint="Empty = uncapped." error=state.error("seatCap")>
-                        {state.text("seatCap", "ct-seat-cap", |f| f.seat_cap.clone(), |f, v| f.seat_cap = v, true)}
+                        {state.text("seatCap", "ct-seat-cap", "seat_cap", |f| f.seat_cap.clone(), |f, v| f.seat_cap = v, true)}
                     </Field>
                 </div>
             </fieldset>
@@ -299,6 +366,7 @@ pub fn ClusterTenantEditor(
                 >
                     <select
                         id="ct-termination-policy"
+                        name="termination_policy"
                         on:change=state.on_input("terminationPolicy", |f, v| f.termination_policy = v)
                     >
                         {[TerminationPolicy::Retain, TerminationPolicy::Delete].map(|p| {
@@ -317,7 +385,7 @@ pub fn ClusterTenantEditor(
                     hint="Pin the silo chart and application version, e.g. 0.3.1. Empty follows the fleet's default."
                     error=state.error("siloVersion")
                 >
-                    {state.text("siloVersion", "ct-silo-version", |f| f.silo_version.clone(), |f, v| f.silo_version = v, true)}
+                    {state.text("siloVersion", "ct-silo-version", "silo_version", |f| f.silo_version.clone(), |f, v| f.silo_version = v, true)}
                 </Field>
             </fieldset>
             <div class="form-actions">
@@ -335,7 +403,9 @@ pub fn ClusterTenantEditor(
 }
 
 fn focus_first_invalid(errors: &FieldErrors) {
-    let Some(id) = FIELDS.iter().find(|(field, _)| errors.get(field).is_some()).map(|(_, id)| *id) else { return };
+    let Some(id) = FIELDS.iter().find(|(field, _, _)| errors.get(field).is_some()).map(|(_, id, _)| *id) else {
+        return;
+    };
     #[cfg(feature = "hydrate")]
     {
         use leptos::wasm_bindgen::JsCast;

@@ -14,6 +14,7 @@ use crate::{
     api::silo as api,
     components::form::Field,
     error::{AppError, FieldErrors},
+    forms::{self, Posted},
     model::{session::RevokeSessions, silo::WhatIf},
 };
 
@@ -121,6 +122,17 @@ pub enum FormTarget {
     SetDefault,
 }
 
+impl FieldKind {
+    /// The kind without its options (what a posted form needs to encode the value).
+    fn bare(&self) -> Self {
+        match self {
+            Self::Select(_) => Self::Select(Vec::new()),
+            Self::Multi(_) => Self::Multi(Vec::new()),
+            other => other.clone(),
+        }
+    }
+}
+
 impl FormTarget {
     fn previewable(&self) -> bool {
         matches!(self, Self::CreateGrant | Self::SavePolicy(_))
@@ -132,7 +144,9 @@ fn parse<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, AppError> {
         .map_err(|e| AppError::Transport { message: format!("the form could not be read: {e}") })
 }
 
-async fn submit(target: FormTarget, body: Value) -> Result<(), AppError> {
+/// Runs the server function `target` names with `body` (from the island, or from a form posted
+/// without wasm through [`forms::submit`]).
+pub(crate) async fn submit(target: FormTarget, body: Value) -> Result<(), AppError> {
     match target {
         FormTarget::CreateUser => api::create_user(parse(body)?).await.map(drop),
         FormTarget::UpdateUser(name) => api::update_user(name, parse(body)?).await.map(drop),
@@ -215,12 +229,70 @@ fn put(body: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
+/// The request body of a described form: `value_of` gives each field's text (repeated checkbox
+/// values joined by newlines), `fixed` adds constant keys. Used by the island and by the
+/// no-wasm post alike, so both send the same JSON.
+pub(crate) fn build_body(
+    kinds: &[(String, FieldKind)],
+    fixed: &[(String, String)],
+    value_of: impl Fn(&str) -> String,
+) -> Result<Value, FieldErrors> {
+    let mut body = Map::new();
+    let mut problems = FieldErrors::new();
+    for (k, v) in fixed {
+        put(&mut body, k, json!(v));
+    }
+    for (key, kind) in kinds {
+        match encode(kind, &value_of(key)) {
+            Ok(value) => put(&mut body, key, value),
+            Err(message) => problems.add(key.clone(), message),
+        }
+    }
+    problems.into_result(Value::Object(body))
+}
+
+/// The sentence above a refused form: the error itself when no field carries it, the messages
+/// of fields this form does not show (in words, without their JSON keys), or a pointer to the
+/// fields below. A field's message is shown once, under the field.
+pub(crate) fn summary(err: &AppError, shown: impl Fn(&str) -> bool) -> Option<String> {
+    let fields = err.field_errors();
+    if fields.is_empty() {
+        return Some(err.to_string());
+    }
+    let unplaced: Vec<&str> = fields.0.iter().filter(|(k, _)| !shown(k)).map(|(_, m)| m.as_str()).collect();
+    Some(match (unplaced.is_empty(), fields.0.len()) {
+        (false, _) => unplaced.join(" "),
+        (true, 1) => "One field needs attention; see below.".to_owned(),
+        (true, n) => format!("{n} fields need attention; see below."),
+    })
+}
+
+/// The confirmation a page shows after the form `form` (its DOM id) succeeded.
+pub fn confirmation(form: &str) -> Option<&'static str> {
+    Some(match form {
+        "new-user" => "User created.",
+        "new-group" => "Group created.",
+        "new-policy" => "Policy created.",
+        "new-grant" => "Grant added.",
+        "new-limit" => "Limit set.",
+        "settings" => "Settings saved.",
+        "new-credential" => "Key stored. It is sealed and never shown again.",
+        "new-model" => "Model added.",
+        "fallbacks" => "Fallback chain saved.",
+        "defaults" => "Default model saved.",
+        f if f.starts_with("rotate-") => "Key replaced. The old key is no longer used.",
+        f if f.starts_with("edit-") => "Changes saved.",
+        _ => return None,
+    })
+}
+
 fn dom_id(form: &str, key: &str) -> String {
     format!("{form}-{}", key.replace('.', "-"))
 }
 
-/// A described form.
-#[island]
+/// A described form. Server-rendered as a working `<form method="post">` (see [`forms`]); when
+/// this page answers its own failed post, the posted values and the messages are shown again.
+#[component]
 pub fn PortalForm(
     /// DOM id prefix (unique on the page).
     id: String,
@@ -236,53 +308,99 @@ pub fn PortalForm(
     #[prop(optional)]
     fixed: Option<Vec<(String, String)>>,
 ) -> impl IntoView {
-    let values: Vec<RwSignal<String>> = fields.iter().map(|f| RwSignal::new(f.value.clone())).collect();
-    let errors = RwSignal::new(FieldErrors::new());
-    let general = RwSignal::new(None::<String>);
+    let mut fields = fields;
+    let (errors, message) = match forms::echo(&id) {
+        Some(echo) => {
+            for f in &mut fields {
+                match (&f.kind, echo.value(&f.key)) {
+                    // A secret is never sent back to the page.
+                    (FieldKind::Password, _) => {}
+                    (_, Some(value)) => f.value = value,
+                    // No checkbox ticked: the browser posts nothing.
+                    (FieldKind::Multi(_), None) => f.value = String::new(),
+                    (_, None) => {}
+                }
+            }
+            (echo.errors, echo.message)
+        }
+        None => (FieldErrors::new(), None),
+    };
+    view! {
+        <DescribedForm id fields target submit_label done fixed=fixed.unwrap_or_default() errors message />
+    }
+}
+
+/// The island behind [`PortalForm`].
+#[island]
+fn DescribedForm(
+    id: String,
+    fields: Vec<FormField>,
+    target: FormTarget,
+    submit_label: String,
+    done: String,
+    fixed: Vec<(String, String)>,
+    /// Messages from a post answered without wasm.
+    errors: FieldErrors,
+    /// The sentence for it.
+    message: Option<String>,
+) -> impl IntoView {
+    // What was typed before the island hydrated stays (the server's value otherwise).
+    let values: Vec<RwSignal<String>> = fields
+        .iter()
+        .map(|f| {
+            let input_id = dom_id(&id, &f.key);
+            let typed = match &f.kind {
+                FieldKind::Multi(opts) => opts
+                    .iter()
+                    .map(|(v, _)| forms::typed_checked(&format!("{input_id}-{v}")).map(|on| on.then(|| v.clone())))
+                    .collect::<Option<Vec<Option<String>>>>()
+                    .map(|picked| picked.into_iter().flatten().collect::<Vec<_>>().join("\n")),
+                _ => forms::typed(&input_id),
+            };
+            RwSignal::new(typed.unwrap_or_else(|| f.value.clone()))
+        })
+        .collect();
+    let errors = RwSignal::new(errors);
+    let general = RwSignal::new(message);
     let pending = RwSignal::new(false);
     let what_if = RwSignal::new(None::<WhatIf>);
+    let kinds: Vec<(String, FieldKind)> = fields.iter().map(|f| (f.key.clone(), f.kind.bare())).collect();
+    let posted =
+        Posted::Portal { target: target.clone(), done: done.clone(), kinds: kinds.clone(), fixed: fixed.clone() };
     let fields = StoredValue::new(fields);
-    let fixed = StoredValue::new(fixed.unwrap_or_default());
+    let kinds = StoredValue::new(kinds);
+    let fixed = StoredValue::new(fixed);
     let target = StoredValue::new(target);
     let done = StoredValue::new(done);
     let vals = StoredValue::new(values.clone());
+    let form_name = StoredValue::new(id.clone());
 
     let body = move || -> Result<Value, FieldErrors> {
-        let mut body = Map::new();
-        let mut problems = FieldErrors::new();
-        for (k, v) in fixed.get_value() {
-            put(&mut body, &k, json!(v));
-        }
-        for (f, v) in fields.get_value().iter().zip(vals.get_value()) {
-            match encode(&f.kind, &v.get_untracked()) {
-                Ok(value) => put(&mut body, &f.key, value),
-                Err(message) => problems.add(f.key.clone(), message),
-            }
-        }
-        problems.into_result(Value::Object(body))
+        let current: Vec<(String, String)> =
+            kinds.get_value().into_iter().zip(vals.get_value()).map(|((key, _), v)| (key, v.get_untracked())).collect();
+        let value_of = |key: &str| current.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default();
+        build_body(&kinds.get_value(), &fixed.get_value(), value_of)
     };
     let show = move |err: AppError| {
-        let fields_err = err.field_errors();
-        let known: Vec<String> = fields.get_value().iter().map(|f| f.key.clone()).collect();
-        let unplaced: Vec<String> =
-            fields_err.0.iter().filter(|(k, _)| !known.contains(k)).map(|(k, m)| format!("{k}: {m}")).collect();
-        errors.set(fields_err);
-        general.set(Some(if unplaced.is_empty() { err.to_string() } else { unplaced.join(" ") }));
+        let known: Vec<String> = kinds.get_value().into_iter().map(|(k, _)| k).collect();
+        general.set(summary(&err, |key| known.iter().any(|k| k == key)));
+        errors.set(err.field_errors());
     };
     let on_submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
         let body = match body() {
             Ok(b) => b,
             Err(problems) => {
-                errors.set(problems);
-                general.set(Some("Some fields need attention.".into()));
+                show(AppError::Validation { fields: problems });
                 return;
             }
         };
         pending.set(true);
         spawn_local(async move {
             match submit(target.get_value(), body).await {
-                Ok(()) => crate::islands::navigate(&done.get_value()),
+                Ok(()) => {
+                    crate::islands::navigate(&forms::with_query(&done.get_value(), "saved", &form_name.get_value()))
+                }
                 Err(err) => {
                     show(err);
                     pending.set(false);
@@ -313,14 +431,15 @@ pub fn PortalForm(
         .map(|(f, value)| {
             let input_id = dom_id(&form_id, &f.key);
             let key = f.key.clone();
+            let name = f.key.clone();
             let error = Signal::derive(move || errors.with(|e| e.get(&key).map(str::to_owned)));
             // Rendered as the attribute too, so the server's HTML shows it before hydration.
-            let initial = f.value.clone();
+            let initial = value.get_untracked();
             let control = match f.kind.clone() {
                 FieldKind::Select(opts) => {
-                    let current = f.value.clone();
+                    let current = initial.clone();
                     view! {
-                        <select id=input_id.clone() on:change=move |ev| value.set(event_target_value(&ev))>
+                        <select id=input_id.clone() name=name on:change=move |ev| value.set(event_target_value(&ev))>
                             {opts
                                 .into_iter()
                                 .map(|(v, label)| {
@@ -336,15 +455,17 @@ pub fn PortalForm(
                     let boxes = opts
                         .into_iter()
                         .map(|(v, label)| {
-                            let checked = items(&value.get_untracked()).contains(&v);
+                            let checked = items(&initial).contains(&v);
                             let box_id = format!("{input_id}-{v}");
                             let box_for = box_id.clone();
                             let item = v.clone();
+                            let name = name.clone();
                             view! {
                                 <label class="check" for=box_for>
                                     <input
                                         type="checkbox"
                                         id=box_id
+                                        name=name
                                         value=v
                                         checked=checked
                                         on:change=move |ev| {
@@ -367,19 +488,19 @@ pub fn PortalForm(
                     view! { <div class="checks" id=input_id.clone()>{boxes}</div> }.into_any()
                 }
                 FieldKind::Lines | FieldKind::Numbers | FieldKind::Pairs | FieldKind::Egress => view! {
-                    <textarea id=input_id.clone() rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))>{initial}</textarea>
+                    <textarea id=input_id.clone() name=name rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))>{initial}</textarea>
                 }
                 .into_any(),
                 FieldKind::Password => view! {
-                    <input id=input_id.clone() type="password" autocomplete="off" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                    <input id=input_id.clone() name=name type="password" autocomplete="off" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
                 }
                 .into_any(),
                 FieldKind::Number => view! {
-                    <input id=input_id.clone() type="number" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                    <input id=input_id.clone() name=name type="number" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
                 }
                 .into_any(),
                 FieldKind::Text => view! {
-                    <input id=input_id.clone() type="text" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                    <input id=input_id.clone() name=name type="text" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
                 }
                 .into_any(),
             };
@@ -391,10 +512,13 @@ pub fn PortalForm(
         })
         .collect_view();
     let previewable = target.get_value().previewable();
+    let form_field = id.clone();
     view! {
-        <form class="form portal-form" id=id on:submit=on_submit novalidate>
-            {rendered}
+        <form class="form portal-form" id=id method="post" on:submit=on_submit novalidate>
+            <input type="hidden" name=forms::FORM value=form_field />
+            <input type="hidden" name=forms::TARGET value=posted.hidden() />
             {move || general.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            {rendered}
             {move || what_if.get().map(|w| view! { <WhatIfView what_if=w /> })}
             <div class="form-actions">
                 {previewable.then(|| view! {

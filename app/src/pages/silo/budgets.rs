@@ -10,6 +10,7 @@ use super::{EnforcementBanner, LimitTable};
 use crate::{
     api::silo::load_budgets,
     components::{feedback::ErrorView, format::timestamp, layout::PageHeader, table::DataTable},
+    forms,
     islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton},
     model::silo::BudgetOverview,
 };
@@ -131,7 +132,7 @@ fn Budgets(o: BudgetOverview) -> impl IntoView {
             <h2>"Limits"</h2>
             <p class="muted">{format!("Calendar periods in {}: each resets at midnight there.", o.settings.time_zone)}</p>
             <LimitTable limits=o.limits.clone() show_binding=false />
-            <details class="card" open=o.limits.is_empty()>
+            <details class="card" open=o.limits.is_empty() || forms::echoed("new-limit")>
                 <summary>"Set a limit"</summary>
                 <PortalForm id="new-limit".to_owned() fields=limit_fields(&o) target=FormTarget::SetLimit submit_label="Set limit".to_owned() done="/budgets".to_owned() />
             </details>

@@ -10,6 +10,7 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
+    forms,
     islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
     model::silo::{GROUP_SCOPES, GroupView, UserFilter},
 };
@@ -43,7 +44,7 @@ pub fn GroupsPage() -> impl IntoView {
                     Ok((groups, users)) => {
                         let names: Vec<String> = users.users.iter().map(|u| u.name.clone()).collect();
                         view! {
-                            <details class="card" open=groups.is_empty()>
+                            <details class="card" open=groups.is_empty() || forms::echoed("new-group")>
                                 <summary>"New group"</summary>
                                 <PortalForm id="new-group".to_owned() fields=group_fields(None, &names) target=FormTarget::CreateGroup submit_label="Create group".to_owned() done="/groups".to_owned() />
                             </details>
@@ -68,6 +69,7 @@ fn GroupTable(groups: Vec<GroupView>, users: Vec<String>) -> impl IntoView {
         .map(|g| {
             let fields = group_fields(Some(&g), &users);
             let form_id = format!("edit-group-{}", g.id);
+            let reopen = forms::echoed(&form_id);
             view! {
                 <tr>
                     <td>{g.name.clone()}</td>
@@ -76,7 +78,7 @@ fn GroupTable(groups: Vec<GroupView>, users: Vec<String>) -> impl IntoView {
                     <td>{g.description.clone()}</td>
                     <td>{if g.members.is_empty() { "—".to_owned() } else { g.members.join(", ") }}</td>
                     <td class="actions">
-                        <details>
+                        <details open=reopen>
                             <summary class="btn small">"Edit"</summary>
                             <PortalForm id=form_id fields target=FormTarget::UpdateGroup(g.id.clone()) submit_label="Save group".to_owned() done="/groups".to_owned() />
                         </details>

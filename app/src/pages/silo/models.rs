@@ -14,6 +14,7 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
+    forms,
     islands::{
         silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
         silo::portal_tools::TestRouteTool,
@@ -109,7 +110,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
                 <td>{c.used_by}</td>
                 <td class="nowrap">{timestamp(c.updated_at)}</td>
                 <td class="actions">
-                    <details>
+                    <details open=forms::echoed(&format!("rotate-{}", c.name))>
                         <summary class="btn small">"Rotate"</summary>
                         <PortalForm
                             id=format!("rotate-{}", c.name)
@@ -164,7 +165,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             } else {
                 view! { <DataTable headers=&["Name", "Provider", "Key", "API base", "Used by", "Changed (UTC)", ""]>{credentials}</DataTable> }.into_any()
             }}
-            <details class="card">
+            <details class="card" open=forms::echoed("new-credential")>
                 <summary>"Add a provider key"</summary>
                 <PortalForm id="new-credential".to_owned() fields=credential_fields() target=FormTarget::AddCredential submit_label="Store key".to_owned() done="/models".to_owned() />
             </details>
@@ -176,7 +177,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             } else {
                 view! { <EmptyState title="No models defined" body="Users' keys are blocked until at least one model is defined and allowed." /> }.into_any()
             }}
-            <details class="card" open=!has_models>
+            <details class="card" open=!has_models || forms::echoed("new-model")>
                 <summary>"Add a model"</summary>
                 <PortalForm id="new-model".to_owned() fields=deployment_fields(&o) target=FormTarget::AddDeployment submit_label="Add model".to_owned() done="/models".to_owned() />
             </details>
@@ -185,7 +186,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             <h2>"Fallbacks"</h2>
             <DataTable headers=&["Model", "Falls back to"]>{fallbacks}</DataTable>
             {has_models.then(|| view! {
-                <details class="card">
+                <details class="card" open=forms::echoed("fallbacks")>
                     <summary>"Set a fallback chain"</summary>
                     <PortalForm id="fallbacks".to_owned() fields=fallback_fields(&o) target=FormTarget::SetFallbacks submit_label="Save chain".to_owned() done="/models".to_owned() />
                 </details>
@@ -196,7 +197,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             <p class="muted">"A request that names no model uses the user's default, else their groups' (by group name), else the silo's."</p>
             <DataTable headers=&["For", "Model", ""]>{defaults}</DataTable>
             {has_models.then(|| view! {
-                <details class="card">
+                <details class="card" open=forms::echoed("defaults")>
                     <summary>"Set a default"</summary>
                     <PortalForm id="defaults".to_owned() fields=default_fields(&o) target=FormTarget::SetDefault submit_label="Save default".to_owned() done="/models".to_owned() />
                 </details>

@@ -12,6 +12,7 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
+    forms,
     islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
     model::silo::{GrantView, PoliciesOverview, PolicyView},
 };
@@ -104,7 +105,7 @@ pub fn PoliciesPage() -> impl IntoView {
                         view! {
                             <section>
                                 <h2>"Access policies"</h2>
-                                <details class="card" open=o.policies.is_empty()>
+                                <details class="card" open=o.policies.is_empty() || forms::echoed("new-policy")>
                                     <summary>"New policy"</summary>
                                     <PortalForm id="new-policy".to_owned() fields=policy_fields(None) target=FormTarget::SavePolicy(true) submit_label="Create policy".to_owned() done="/policies".to_owned() />
                                 </details>
@@ -113,7 +114,7 @@ pub fn PoliciesPage() -> impl IntoView {
                             <section>
                                 <h2>"Grants"</h2>
                                 <p class="muted">{format!("Without a grant, a model is {}ed (silo setting on Budgets).", o.default_model_access)}</p>
-                                <details class="card">
+                                <details class="card" open=forms::echoed("new-grant")>
                                     <summary>"New grant"</summary>
                                     <PortalForm
                                         id="new-grant".to_owned()
@@ -159,7 +160,7 @@ fn PolicyTable(policies: Vec<PolicyView>) -> impl IntoView {
                     <td>{p.egress_rules.iter().map(|r| r.cidr.clone()).collect::<Vec<_>>().join(", ")}</td>
                     <td>{p.used_by.join(", ")}</td>
                     <td class="actions">
-                        <details>
+                        <details open=forms::echoed(&format!("edit-policy-{}", p.name))>
                             <summary class="btn small">"Edit"</summary>
                             <PortalForm id=format!("edit-policy-{}", p.name) fields target=FormTarget::SavePolicy(false) submit_label="Save policy".to_owned() done="/policies".to_owned() />
                         </details>

@@ -13,6 +13,7 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState, Pagination},
     },
+    forms,
     islands::silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
     model::silo::{USERS_PER_PAGE, UserFilter, UserView},
 };
@@ -98,7 +99,7 @@ pub fn UsersPage() -> impl IntoView {
                             let teams = list.teams.clone();
                             view! {
                                 <EnforcementBanner sync=list.enforcement.clone() />
-                                <details class="card" open=list.users.is_empty() && filter.q.is_none()>
+                                <details class="card" open=(list.users.is_empty() && filter.q.is_none()) || forms::echoed("new-user")>
                                     <summary>"New user"</summary>
                                     <PortalForm id="new-user".to_owned() fields=form_fields target=FormTarget::CreateUser submit_label="Create user".to_owned() done="/users".to_owned() />
                                 </details>

@@ -9,6 +9,7 @@ use crate::error::FieldErrors;
 /// Exactly what the create/edit form's inputs hold. Turning it into a request is where typing
 /// mistakes (letters in a number field) become field errors.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ClusterTenantForm {
     /// Name input.
     pub name: String,
@@ -63,6 +64,19 @@ impl ClusterTenantForm {
             termination_policy: TerminationPolicy::Retain.as_str().into(),
             ..Self::default()
         }
+    }
+
+    /// This form with the inputs in `pairs` (named by this struct's own keys, as a posted form
+    /// names them) replacing its values; unknown keys are ignored.
+    #[must_use]
+    pub fn with_pairs<'a>(self, pairs: impl IntoIterator<Item = (&'a str, String)>) -> Self {
+        let Ok(serde_json::Value::Object(mut map)) = serde_json::to_value(&self) else { return self };
+        for (key, value) in pairs {
+            if map.contains_key(key) {
+                map.insert(key.to_owned(), serde_json::Value::String(value));
+            }
+        }
+        serde_json::from_value(serde_json::Value::Object(map)).unwrap_or(self)
     }
 
     /// The form showing a stored ClusterTenant, for editing.

@@ -1,0 +1,242 @@
+//! Progressive enhancement: every form works before and without the wasm bundle.
+//!
+//! Each form is a real `<form method="post">` to its own page, with named fields and one hidden
+//! field, [`TARGET`], saying what it does ([`Posted`]). With the wasm loaded, the island intercepts
+//! the submit and calls its server function. Without it, the browser posts the form, the server's
+//! form layer hands the fields to [`submit`], which runs **the same server function** (so the same
+//! service, validation and authorisation), and answers with a redirect on success or with the
+//! same page rendered again, the typed values kept and each error under its field
+//! ([`FormEcho`]). Islands also adopt what was typed before they hydrated ([`typed`]).
+//!
+//! Leptos' `ActionForm` does the no-wasm post too, but answers a failure with a redirect to the
+//! referring page that loses the typed values and places no error under its field, and needs
+//! URL-encoded server-function inputs; these forms keep JSON server functions and the field errors.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{error::FieldErrors, islands::silo::portal_form::FormTarget};
+
+/// The hidden field naming what a form does (JSON of [`Posted`]).
+pub const TARGET: &str = "_target";
+
+/// The hidden field holding the form's DOM id (which form on the page the echo belongs to).
+pub const FORM: &str = "_form";
+
+/// What a posted form does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Posted {
+    /// A described silo form: the fields' kinds say how each value is encoded.
+    Portal {
+        /// Where it goes.
+        target: FormTarget,
+        /// Where the browser goes afterwards.
+        done: String,
+        /// Each field's key and kind (options left out).
+        kinds: Vec<(String, crate::islands::silo::portal_form::FieldKind)>,
+        /// Fixed keys sent with the form.
+        fixed: Vec<(String, String)>,
+    },
+    /// The customer form (`None` creates).
+    ClusterTenant {
+        /// The customer being edited.
+        editing: Option<String>,
+    },
+    /// One's own billing account.
+    BillingAccount,
+}
+
+impl Posted {
+    /// The value of the hidden [`TARGET`] field.
+    pub fn hidden(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// A form answered without wasm: the values as posted, the server's messages, and a sentence for
+/// what no field shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormEcho {
+    /// The form's DOM id.
+    pub form: String,
+    /// The posted fields, in order (a key repeats for checkboxes).
+    pub values: Vec<(String, String)>,
+    /// Messages by field key.
+    pub errors: FieldErrors,
+    /// The message for the whole form.
+    pub message: Option<String>,
+}
+
+impl FormEcho {
+    /// The posted value of `key` (repeated keys joined by newlines), if it was posted.
+    pub fn value(&self, key: &str) -> Option<String> {
+        let all: Vec<&str> = self.values.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect();
+        (!all.is_empty()).then(|| all.join("\n"))
+    }
+}
+
+/// The echo of the form `form` when this page answers its failed post.
+pub fn echo(form: &str) -> Option<FormEcho> {
+    #[cfg(feature = "ssr")]
+    {
+        leptos::prelude::use_context::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<FormEcho>().cloned())
+            .filter(|echo| echo.form == form)
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let _ = form;
+        None
+    }
+}
+
+/// Whether this page answers a failed post of the form `form` (a disclosure holding it opens).
+pub fn echoed(form: &str) -> bool {
+    echo(form).is_some()
+}
+
+/// What the input, select or text area with DOM id `id` holds right now, while an island
+/// hydrates: what was typed before the wasm arrived. `None` on the server.
+pub fn typed(id: &str) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::{wasm_bindgen::JsCast, web_sys};
+        let el = leptos::prelude::document().get_element_by_id(id)?;
+        if let Some(input) = el.dyn_ref::<web_sys::HtmlInputElement>() {
+            return Some(input.value());
+        }
+        if let Some(area) = el.dyn_ref::<web_sys::HtmlTextAreaElement>() {
+            return Some(area.value());
+        }
+        el.dyn_ref::<web_sys::HtmlSelectElement>().map(web_sys::HtmlSelectElement::value)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = id;
+        None
+    }
+}
+
+/// Whether the checkbox or radio button `id` is checked right now, while an island hydrates.
+pub fn typed_checked(id: &str) -> Option<bool> {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::{wasm_bindgen::JsCast, web_sys};
+        leptos::prelude::document()
+            .get_element_by_id(id)?
+            .dyn_ref::<web_sys::HtmlInputElement>()
+            .map(web_sys::HtmlInputElement::checked)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = id;
+        None
+    }
+}
+
+/// `href` when it is a path on this server, else `/` (a posted `done` never sends the browser
+/// elsewhere).
+pub fn local_path(href: &str) -> String {
+    let local = href.starts_with('/') && !href.starts_with("//") && !href.contains(['\\', '\r', '\n']);
+    if local { href.to_owned() } else { "/".to_owned() }
+}
+
+/// `href` with `key=value` added to its query.
+pub fn with_query(href: &str, key: &str, value: &str) -> String {
+    let sep = if href.contains('?') { '&' } else { '?' };
+    format!("{href}{sep}{key}={value}")
+}
+
+#[cfg(feature = "ssr")]
+pub use self::server::{Outcome, submit};
+
+#[cfg(feature = "ssr")]
+mod server {
+    use leptos::{
+        prelude::provide_context,
+        reactive::{computed::ScopedFuture, owner::Owner},
+    };
+
+    use super::{FORM, FormEcho, Posted, TARGET, local_path, with_query};
+    use crate::{
+        Role,
+        error::AppError,
+        islands::{
+            fleet::{billing_account, cluster_tenant_editor},
+            silo::portal_form,
+        },
+        model::fleet::cluster_tenant::ClusterTenantForm,
+        state::AppState,
+    };
+
+    /// How a posted form was answered.
+    #[derive(Debug)]
+    pub enum Outcome {
+        /// Done: send the browser here (303).
+        Redirect(String),
+        /// Refused: render the page again with this echo, with this HTTP status.
+        Invalid(FormEcho, u16),
+    }
+
+    /// Runs a form posted without wasm. `None` when the post is not one of this role's forms.
+    pub async fn submit(
+        state: AppState,
+        parts: http::request::Parts,
+        values: Vec<(String, String)>,
+    ) -> Option<Outcome> {
+        let field = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
+        let role_matches = match &posted {
+            Posted::Portal { .. } => state.role() == Role::Silo,
+            Posted::ClusterTenant { .. } | Posted::BillingAccount => state.role() == Role::Fleet,
+        };
+        if !role_matches {
+            return None;
+        }
+        let form = field(FORM).unwrap_or_default();
+        let fields: Vec<(String, String)> = values.iter().filter(|(k, _)| !k.starts_with('_')).cloned().collect();
+        let echo = FormEcho { form: form.clone(), values: fields.clone(), ..FormEcho::default() };
+        let lookup = |key: &str| echo.value(key).unwrap_or_default();
+
+        // The server functions read the application state and the request from the reactive
+        // context, exactly as when the island calls them.
+        let owner = Owner::new();
+        owner.with(|| {
+            provide_context(state.clone());
+            provide_context(parts.clone());
+        });
+        let portal_keys: Vec<String> = match &posted {
+            Posted::Portal { kinds, .. } => kinds.iter().map(|(k, _)| k.clone()).collect(),
+            _ => Vec::new(),
+        };
+        let shown = |key: &str| match &posted {
+            Posted::Portal { .. } => portal_keys.iter().any(|k| k == key),
+            Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
+            Posted::BillingAccount => key == "displayName",
+        };
+        let run = async {
+            match posted.clone() {
+                Posted::Portal { target, done, kinds, fixed } => {
+                    let body = portal_form::build_body(&kinds, &fixed, lookup)
+                        .map_err(|fields| AppError::Validation { fields })?;
+                    portal_form::submit(target, body).await?;
+                    Ok(with_query(&local_path(&done), "saved", &form))
+                }
+                Posted::ClusterTenant { editing } => {
+                    let input =
+                        ClusterTenantForm::default().with_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.clone())));
+                    cluster_tenant_editor::save(input, editing, &state.ui_context().validation).await
+                }
+                Posted::BillingAccount => billing_account::save(lookup("displayName")).await,
+            }
+        };
+        let result: Result<String, AppError> = owner.with(|| ScopedFuture::new_untracked(run)).await;
+        Some(match result {
+            Ok(href) => Outcome::Redirect(href),
+            Err(err) => {
+                let status = err.status();
+                let message = portal_form::summary(&err, shown);
+                Outcome::Invalid(FormEcho { errors: err.field_errors(), message, ..echo.clone() }, status)
+            }
+        })
+    }
+}

@@ -1,0 +1,96 @@
+//! Progressive enhancement in a real browser: the create forms of both roles work with
+//! JavaScript switched off (posted, answered by the server with messages under the fields, then
+//! the confirmation), and what an admin types before the islands hydrate is kept.
+
+use std::time::Duration;
+
+use opencrane_e2e::{Browser, DevServer, wait_for};
+
+use crate::console::error_text;
+
+fn fill(browser: &Browser, css: &str, text: &str) {
+    let input = browser.wait(css);
+    browser.clear(&input);
+    browser.type_text(&input, text);
+}
+
+/// Marks the current page (a property on its window) so that a later check can tell whether the
+/// browser loaded a new one. An island answering in place keeps the mark; a posted form does not.
+fn mark_page(browser: &Browser) {
+    browser.eval("window.__opencraneMark = true; return true;");
+}
+
+fn page_marked(browser: &Browser) -> bool {
+    browser.eval("return window.__opencraneMark === true;").as_bool().unwrap_or(false)
+}
+
+#[test]
+fn the_create_forms_of_both_roles_work_without_javascript() {
+    let server = DevServer::start();
+    let browser = Browser::start_without_javascript();
+
+    // Fleet: a refused post comes back with the typed values and the message under the field.
+    browser.goto(&format!("{}/cluster-tenants/new", server.fleet_url));
+    fill(&browser, "#ct-name", "NoJS_Acme");
+    fill(&browser, "#ct-display-name", "No Script Ltd");
+    mark_page(&browser);
+    browser.click(&browser.wait("#ct-form button[type=submit]"));
+    let message = wait_for("the server's message under the name", || {
+        Some(error_text(&browser, "ct-name")).filter(|m| !m.is_empty())
+    });
+    assert!(message.contains("lowercase"), "unexpected message: {message}");
+    assert!(!page_marked(&browser), "the browser posted the form: the message came with a new page");
+    assert_eq!(browser.value(&browser.wait("#ct-display-name")), "No Script Ltd", "what was typed is kept");
+
+    fill(&browser, "#ct-name", "nojs-acme");
+    browser.click(&browser.wait("#ct-form button[type=submit]"));
+    wait_for("the new customer's page", || browser.url().contains("/cluster-tenants/nojs-acme").then_some(()));
+    let confirmation = browser.text(&browser.wait("[role=status]"));
+    assert!(confirmation.contains("Customer created"), "unexpected confirmation: {confirmation}");
+
+    // Silo: the new-user form sits in a disclosure, which opens without script too.
+    let silo = server.silo_url.trim_end_matches('/');
+    browser.goto(&format!("{silo}/users"));
+    if browser.find("details[open]:has(#new-user)").is_none() {
+        browser.click(&browser.wait("details:has(#new-user) > summary"));
+    }
+    fill(&browser, "#new-user-name", "nojs-ana");
+    fill(&browser, "#new-user-displayName", "Ana Without Script");
+    fill(&browser, "#new-user-email", "ana@nojs.test");
+    mark_page(&browser);
+    browser.click(&browser.wait("#new-user button[type=submit]"));
+    let missing = wait_for("the server's message under the subject", || {
+        Some(error_text(&browser, "new-user-subject")).filter(|m| !m.is_empty())
+    });
+    assert!(!missing.contains("subject:"), "said in words: {missing}");
+    assert!(!page_marked(&browser), "posted by the browser");
+    assert_eq!(browser.value(&browser.wait("#new-user-displayName")), "Ana Without Script");
+    // The refused form is open again (a closed disclosure would hide its messages).
+    fill(&browser, "#new-user-subject", "sub-nojs-ana");
+    browser.click(&browser.wait("#new-user button[type=submit]"));
+    wait_for("the confirmation", || browser.url().contains("saved=new-user").then_some(()));
+    let page = browser.text(&browser.wait("main"));
+    assert!(page.contains("User created."), "the page confirms: {page}");
+    assert!(page.contains("Ana Without Script"), "the new user is listed");
+}
+
+#[test]
+fn what_is_typed_before_the_islands_hydrate_is_kept() {
+    let server = DevServer::start();
+    let browser = Browser::start();
+    // Every response arrives late, so the page is usable long before its wasm is loaded.
+    browser.slow_network(Duration::from_millis(2500));
+    browser.goto(&format!("{}/cluster-tenants/new", server.fleet_url));
+    fill(&browser, "#ct-name", "Early_Bird");
+    fill(&browser, "#ct-display-name", "Early Bird Ltd");
+    assert!(!browser.wasm_loaded(), "typed before the island could listen");
+
+    // Once hydrated, the island has adopted the values and checks them as it does while typing.
+    let message = wait_for("the island to check the value typed before it woke", || {
+        Some(error_text(&browser, "ct-name")).filter(|m| !m.is_empty())
+    });
+    assert!(message.contains("lowercase"), "unexpected message: {message}");
+    assert!(browser.wasm_loaded());
+    assert_eq!(browser.value(&browser.wait("#ct-name")), "Early_Bird");
+    assert_eq!(browser.value(&browser.wait("#ct-display-name")), "Early Bird Ltd");
+}

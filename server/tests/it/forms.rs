@@ -1,0 +1,195 @@
+//! Forms without wasm (progressive enhancement, see `app::forms`): a URL-encoded post to a page
+//! runs the same server function as the island and answers with a redirect (303), or with the
+//! page again — the typed values kept, each message under its field — with the error's status.
+//! The forms are taken from the rendered pages, as a browser without JavaScript would.
+
+use axum::http::{Method, StatusCode};
+use sqlx::PgPool;
+
+use crate::support::{self, Reply, send_as};
+
+/// Headers of a same-origin form post (or a navigation) with `cookie`.
+fn form_headers(cookie: &str, site: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("cookie", cookie.to_owned()),
+        ("host", "console.test".to_owned()),
+        ("origin", "https://console.test".to_owned()),
+        ("sec-fetch-site", site.to_owned()),
+        ("accept", "text/html".to_owned()),
+        ("content-type", "application/x-www-form-urlencoded".to_owned()),
+    ]
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// The hidden fields of the form with DOM id `form` on `page`, as the browser would post them.
+fn hidden_fields(page: &str, form: &str) -> Vec<(String, String)> {
+    let start = page.find(&format!(r#"id="{form}""#)).unwrap_or_else(|| panic!("no form {form} on the page"));
+    let end = start + page[start..].find("</form>").expect("the form ends");
+    let html = &page[start..end];
+    let mut fields = Vec::new();
+    for input in html.split("<input").skip(1) {
+        let tag = &input[..input.find('>').unwrap_or(input.len())];
+        if !tag.contains(r#"type="hidden""#) {
+            continue;
+        }
+        let attr = |name: &str| {
+            let key = format!(r#"{name}=""#);
+            tag.find(&key).map(|i| {
+                let rest = &tag[i + key.len()..];
+                unescape(&rest[..rest.find('"').unwrap_or(rest.len())])
+            })
+        };
+        fields.push((attr("name").expect("a named hidden field"), attr("value").unwrap_or_default()));
+    }
+    assert!(fields.iter().any(|(k, _)| k == app::forms::TARGET), "the form {form} says what it does");
+    fields
+}
+
+fn encode(hidden: &[(String, String)], fields: &[(&str, &str)]) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in hidden {
+        out.append_pair(k, v);
+    }
+    for (k, v) in fields {
+        out.append_pair(k, v);
+    }
+    out.finish()
+}
+
+fn error_under(page: &Reply, input_id: &str) -> String {
+    let marker = format!(r#"id="{input_id}-error""#);
+    let at = page.text.find(&marker).unwrap_or_else(|| panic!("no error slot for {input_id}"));
+    let rest = &page.text[at..];
+    let inner = &rest[rest.find('>').unwrap_or(0) + 1..];
+    unescape(&inner[..inner.find("</p>").unwrap_or(0)]).replace("<!>", "")
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_customer_form_works_without_wasm(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet_signed_in(db.clone());
+    let cookie = support::session_cookie(&db, "op", true, false).await;
+    let nav = form_headers(&cookie, "same-origin");
+
+    let page = send_as(&fleet, Method::GET, "/cluster-tenants/new", None, &nav).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text.contains(r#"method="post""#), "a real form");
+    assert!(page.text.contains(r#"name="display_name""#), "named fields");
+    let hidden = hidden_fields(&page.text, "ct-form");
+    let defaults = [
+        ("isolation_tier", "shared"),
+        ("compute_mode", "shared"),
+        ("termination_policy", "Retain"),
+        ("cpu", ""),
+        ("seat_cap", "ten"),
+    ];
+
+    // Refused: the page again, with what was typed and each message under its field.
+    let mut bad = vec![("name", "Acme_Corp"), ("display_name", "Acme <Corp>")];
+    bad.extend(defaults);
+    let refused = send_as(&fleet, Method::POST, "/cluster-tenants/new", Some(&encode(&hidden, &bad)), &nav).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(refused.text.contains(r#"value="Acme_Corp""#), "the typed name is kept");
+    assert!(refused.text.contains(r#"value="Acme &lt;Corp&gt;""#), "the typed display name is kept, escaped");
+    assert!(error_under(&refused, "ct-name").contains("lowercase"), "{}", error_under(&refused, "ct-name"));
+    assert!(error_under(&refused, "ct-seat-cap").contains("whole number"));
+    assert!(refused.text.contains("fields need attention; see below."), "one sentence above, no JSON keys");
+    assert!(!refused.text.contains("seatCap:"), "no JSON key in the banner");
+    assert_eq!(refused.headers["cache-control"], "no-store");
+
+    // Accepted: created by the same service, and a 303 to the new customer's page.
+    let mut good = vec![("name", "forms-acme"), ("display_name", "Forms Acme")];
+    good.extend(defaults.iter().map(|&(k, v)| if k == "seat_cap" { (k, "12") } else { (k, v) }));
+    let created = send_as(&fleet, Method::POST, "/cluster-tenants/new", Some(&encode(&hidden, &good)), &nav).await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", created.text);
+    assert_eq!(created.headers["location"], "/cluster-tenants/forms-acme?created=1");
+    let seats: Option<i32> = sqlx::query_scalar("SELECT seat_cap FROM cluster_tenants WHERE name = 'forms-acme'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(seats, Some(12));
+
+    // The edit form posts too; the name is fixed whatever the post says.
+    let edit = send_as(&fleet, Method::GET, "/cluster-tenants/forms-acme/edit", None, &nav).await;
+    assert!(edit.text.contains(r#"value="Forms Acme""#), "the stored values are in the HTML before hydration");
+    let hidden = hidden_fields(&edit.text, "ct-form");
+    let mut change = vec![("name", "other"), ("display_name", "Forms Acme Ltd")];
+    change.extend(defaults.iter().map(|&(k, v)| if k == "seat_cap" { (k, "12") } else { (k, v) }));
+    let saved =
+        send_as(&fleet, Method::POST, "/cluster-tenants/forms-acme/edit", Some(&encode(&hidden, &change)), &nav).await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.text);
+    assert_eq!(saved.headers["location"], "/cluster-tenants/forms-acme?saved=1");
+    let display: String = sqlx::query_scalar("SELECT display_name FROM cluster_tenants WHERE name = 'forms-acme'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(display, "Forms Acme Ltd");
+
+    // The same checks as a server-function call: a cross-site post is refused…
+    let cross = form_headers(&cookie, "cross-site");
+    let forged = send_as(&fleet, Method::POST, "/cluster-tenants/new", Some(&encode(&hidden, &good)), &cross).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    // …a silo's form is not run by the fleet…
+    let portal = app::forms::Posted::Portal {
+        target: app::islands::silo::portal_form::FormTarget::CreateUser,
+        done: "/users".into(),
+        kinds: Vec::new(),
+        fixed: Vec::new(),
+    };
+    let wrong = vec![(app::forms::TARGET.to_owned(), portal.hidden())];
+    let other_role = send_as(&fleet, Method::POST, "/users", Some(&encode(&wrong, &[])), &nav).await;
+    assert_eq!(other_role.status, StatusCode::BAD_REQUEST);
+    // …and a post without a session is answered like the page: sign in first.
+    let anonymous = form_headers("", "same-origin");
+    let nobody = send_as(&fleet, Method::POST, "/cluster-tenants/new", Some(&encode(&hidden, &good)), &anonymous).await;
+    assert_ne!(nobody.status, StatusCode::SEE_OTHER, "nothing was created without a caller");
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
+    let (db, silo, owner) = support::silo_with_otto_and_mia(&pool).await;
+    let cookie = owner.iter().find(|(k, _)| *k == "cookie").map(|(_, v)| v.clone()).unwrap();
+    let nav = form_headers(&cookie, "same-origin");
+
+    let page = send_as(&silo, Method::GET, "/users", None, &nav).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let hidden = hidden_fields(&page.text, "new-user");
+    let typed = |name: &'static str| {
+        vec![
+            ("name", name),
+            ("displayName", "Ana Lima"),
+            ("email", "ana@acme.test"),
+            ("subject", "sub-ana"),
+            ("team", "research"),
+            ("policyRef", ""),
+            ("monthlyBudgetUsd", ""),
+        ]
+    };
+
+    let refused = send_as(&silo, Method::POST, "/users", Some(&encode(&hidden, &typed("Ana!"))), &nav).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert!(refused.text.contains(r#"value="research""#), "what was typed is kept");
+    assert!(!error_under(&refused, "new-user-name").is_empty(), "the message sits under the name");
+    assert!(!refused.text.contains("name: "), "no JSON key in the banner");
+
+    let created = send_as(&silo, Method::POST, "/users", Some(&encode(&hidden, &typed("ana"))), &nav).await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", created.text);
+    assert_eq!(created.headers["location"], "/users?saved=new-user");
+    let team: Option<String> =
+        sqlx::query_scalar("SELECT team FROM tenants WHERE name = 'ana'").fetch_one(&db).await.unwrap();
+    assert_eq!(team.as_deref(), Some("research"));
+    let after = send_as(&silo, Method::GET, "/users?saved=new-user", None, &nav).await;
+    assert!(after.text.contains("User created."), "the page confirms what the form did");
+    assert!(after.text.contains("Ana Lima"));
+
+    // A secret is never echoed back into the page.
+    let models = send_as(&silo, Method::GET, "/models", None, &nav).await;
+    let hidden = hidden_fields(&models.text, "new-credential");
+    let keys = [("name", "Bad Name!"), ("provider", "openai"), ("apiKey", "sk-never-shown-again")];
+    let refused = send_as(&silo, Method::POST, "/models", Some(&encode(&hidden, &keys)), &nav).await;
+    assert!(refused.status.is_client_error(), "{}", refused.status);
+    assert!(!refused.text.contains("sk-never-shown-again"), "the key is not in the page");
+}
