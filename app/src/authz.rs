@@ -130,6 +130,7 @@ mod tests {
                 .iter()
                 .map(|(ct, role, active)| Membership { cluster_tenant: (*ct).into(), role: *role, active: *active })
                 .collect(),
+            silo: None,
         }
     }
 

@@ -361,10 +361,9 @@ class Charts(unittest.TestCase):
             self.assertNotEqual(binding["roleRef"]["name"], "opencrane-fleet-silo-installer")
         # The Zitadel key: one Secret, by name.
         zitadel = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-zitadel-key"))
-        # Installing silos reads exactly the fleet's token Secret and the API server's endpoints.
-        token = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-api-token-reader"))
-        self.assertEqual(token["rules"][0]["resourceNames"], ["opencrane-fleet-api-token"])
-        self.assertEqual(token["rules"][0]["verbs"], ["get"])
+        # The fleet never reads its own API token back to hand it to silos (each silo has its own
+        # credential); installing silos reads only the API server's endpoints.
+        self.assertFalse([o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-api-token-reader")])
         endpoints = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-api-server-endpoints"))
         self.assertEqual(endpoints["metadata"]["namespace"], "default")
         self.assertEqual(endpoints["rules"], [{"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list"]}])
@@ -396,7 +395,15 @@ class Charts(unittest.TestCase):
         env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
         self.assertEqual(env["DEPLOYMENT_MODE"]["value"], "fleet-managed")
         self.assertTrue(env["FLEET_INTERNAL_URL"]["value"].startswith("http://opencrane-fleet-manager.opencrane-system.svc"))
-        self.assertEqual(env["OPENCRANE_API_TOKEN"]["valueFrom"]["secretKeyRef"], {"name": "opencrane-fleet-token", "key": "token"})
+        # Its own fleet credential, as a read-only file; no inbound operator token at all.
+        self.assertEqual(env["OPENCRANE_FLEET_TOKEN_FILE"]["value"], "/var/run/opencrane/fleet/token")
+        self.assertNotIn("OPENCRANE_API_TOKEN", env, "a fleet-managed silo accepts no token the fleet holds")
+        pod = manager["spec"]["template"]["spec"]
+        volume = next(v for v in pod["volumes"] if v["name"] == "fleet-credential")
+        self.assertEqual(volume["secret"]["secretName"], "opencrane-fleet-token")
+        self.assertEqual(volume["secret"]["items"], [{"key": "token", "path": "token"}])
+        mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "fleet-credential")
+        self.assertEqual((mount["mountPath"], mount["readOnly"]), ("/var/run/opencrane/fleet", True))
         self.assertEqual(env["OPENCRANE_CLUSTER_TENANT"]["value"], "acme")
         self.assertEqual(env["WATCH_NAMESPACE"]["value"], SILO_NS)
         self.assertEqual(env["REQUIRE_WATCH_NAMESPACE"]["value"], "true")

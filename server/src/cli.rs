@@ -305,9 +305,15 @@ pub struct SiloArgs {
     /// fleet-managed or standalone (default: fleet-managed exactly when --fleet-internal-url is set).
     #[arg(long, env = "DEPLOYMENT_MODE", value_enum)]
     pub deployment_mode: Option<DeploymentMode>,
-    /// The fleet-manager's in-cluster URL (fleet-managed silos; authenticates with OPENCRANE_API_TOKEN).
+    /// The fleet-manager's in-cluster URL (fleet-managed silos; authenticates with this silo's own
+    /// credential, OPENCRANE_FLEET_TOKEN_FILE).
     #[arg(long, env = "FLEET_INTERNAL_URL")]
     pub fleet_internal_url: Option<String>,
+    /// File holding this silo's credential for the fleet's internal API (minted by the fleet, one
+    /// per customer; re-read on every pull, so a rotation needs no restart). Outbound only: the
+    /// silo never accepts it.
+    #[arg(long, env = "OPENCRANE_FLEET_TOKEN_FILE")]
+    pub fleet_token_file: Option<PathBuf>,
     /// The namespace the silo operator watches and may write (its own).
     #[arg(long, env = "WATCH_NAMESPACE")]
     pub watch_namespace: Option<String>,

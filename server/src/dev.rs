@@ -36,7 +36,6 @@ use crate::{
         self,
         auth::{OrgClient, Scope, oidc::ClientConfig},
     },
-    silo::sync,
     start,
 };
 
@@ -119,7 +118,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         base_domain: args.platform_base_domain.clone(),
         auth: fleet_args.clone(),
         dev_token: token.clone(),
-        fleet: sync::FleetLink { url: format!("http://{fleet_addr}"), token: token.clone() },
+        fleet_url: format!("http://{fleet_addr}"),
         first_port: args.silo_port,
         org_client,
         portal: crate::cli::PortalArgs {

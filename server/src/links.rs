@@ -118,7 +118,7 @@ pub enum SiloLink {
 }
 
 /// Resolves the silo's mode: explicit, or derived from the fleet URL. A fleet-managed silo needs
-/// the URL and the shared token; a standalone one must not name a fleet.
+/// the URL and its own fleet credential; a standalone one must not name a fleet.
 pub fn silo_link(mode: Option<DeploymentMode>, fleet_url: Option<&str>, has_token: bool) -> anyhow::Result<SiloLink> {
     let fleet_url = fleet_url.map(str::trim).filter(|u| !u.is_empty());
     match (mode, fleet_url) {
@@ -134,7 +134,10 @@ pub fn silo_link(mode: Option<DeploymentMode>, fleet_url: Option<&str>, has_toke
                 url.starts_with("http://") || url.starts_with("https://"),
                 "FLEET_INTERNAL_URL: “{url}” must be an http(s) URL"
             );
-            ensure!(has_token, "a fleet-managed silo needs OPENCRANE_API_TOKEN (the token shared with the fleet)");
+            ensure!(
+                has_token,
+                "a fleet-managed silo needs OPENCRANE_FLEET_TOKEN_FILE (its own credential, minted by the fleet)"
+            );
             Ok(SiloLink::FleetManaged { fleet_url: url.trim_end_matches('/').to_owned() })
         }
     }
@@ -229,7 +232,7 @@ mod tests {
         for (mode, url, token, expected) in [
             (Some(DeploymentMode::FleetManaged), None, true, "FLEET_INTERNAL_URL is required"),
             (Some(DeploymentMode::Standalone), Some("http://fleet"), true, "must be empty"),
-            (None, Some("http://fleet"), false, "OPENCRANE_API_TOKEN"),
+            (None, Some("http://fleet"), false, "OPENCRANE_FLEET_TOKEN_FILE"),
             (None, Some("fleet:8080"), true, "http(s) URL"),
         ] {
             let err = silo_link(mode, url, token).unwrap_err().to_string();

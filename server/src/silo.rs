@@ -23,7 +23,9 @@ use crate::{
 pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
     let link =
-        links::silo_link(args.deployment_mode, args.fleet_internal_url.as_deref(), args.auth.api_token.is_some())?;
+        links::silo_link(args.deployment_mode, args.fleet_internal_url.as_deref(), args.fleet_token_file.is_some())?;
+    let fleet_token = args.fleet_token_file.clone().map(sync::FleetToken::File);
+    refuse_outbound_inbound(fleet_token.as_ref(), args.auth.api_token.as_deref())?;
     let watch = links::watch_namespace(args.require_watch_namespace, args.watch_namespace.as_deref())?;
     tracing::info!(?link, watch_namespace = ?watch, cluster_tenant = %args.cluster_tenant, "silo configuration");
     let scope = Scope::Silo {
@@ -72,11 +74,28 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     }
     // A fleet-managed silo keeps its membership read-model in step with the fleet.
     let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
-    if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, args.auth.api_token.clone()) {
+    if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, fleet_token) {
         let link = sync::FleetLink { url: fleet_url.clone(), token };
         sync::spawn(link, own_name, state.pool.clone(), stop_rx);
     }
     serve_role(state, auth, addr, http::shutdown_signal()).await
+}
+
+/// A silo never accepts its outbound credential inbound: an `OPENCRANE_API_TOKEN` equal to the
+/// credential it presents to the fleet (or any silo credential) is refused at start.
+pub fn refuse_outbound_inbound(fleet: Option<&sync::FleetToken>, api_token: Option<&str>) -> anyhow::Result<()> {
+    let Some(inbound) = api_token.map(str::trim).filter(|t| !t.is_empty()) else { return Ok(()) };
+    anyhow::ensure!(
+        !inbound.starts_with(opencrane_provision::credential::PREFIX),
+        "OPENCRANE_API_TOKEN is a silo credential (ocs_…): that one is only presented to the fleet, never accepted"
+    );
+    if let Some(outbound) = fleet.and_then(|t| t.current().ok()) {
+        anyhow::ensure!(
+            outbound != inbound,
+            "OPENCRANE_API_TOKEN equals the fleet credential: a silo never accepts its outbound credential"
+        );
+    }
+    Ok(())
 }
 
 /// A silo's state.

@@ -79,6 +79,10 @@ pub struct Principal {
     /// Memberships in ClusterTenants (on a silo: at most the silo's own).
     #[serde(default)]
     pub memberships: Vec<Membership>,
+    /// The customer whose silo this service caller is (it presented that silo's credential on the
+    /// fleet's internal API); such a caller may read that customer's silo facts and nothing else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silo: Option<String>,
 }
 
 impl Principal {
@@ -96,6 +100,7 @@ impl Principal {
             is_platform_operator: true,
             groups: Vec::new(),
             memberships: Vec::new(),
+            silo: None,
         }
     }
 
@@ -110,6 +115,22 @@ impl Principal {
             is_platform_operator: true,
             groups: Vec::new(),
             memberships: Vec::new(),
+            silo: None,
+        }
+    }
+
+    /// The silo of `cluster_tenant`, calling the fleet's internal API with its own credential:
+    /// no operator, no member of anything.
+    pub fn silo(cluster_tenant: &str) -> Self {
+        Self {
+            kind: PrincipalKind::Token,
+            subject: format!("silo:{cluster_tenant}"),
+            email: None,
+            display_name: format!("silo of {cluster_tenant}"),
+            is_platform_operator: false,
+            groups: Vec::new(),
+            memberships: Vec::new(),
+            silo: Some(cluster_tenant.to_owned()),
         }
     }
 

@@ -46,8 +46,11 @@ pub enum TokenSource {
         /// Key in the Secret.
         key: String,
     },
-    /// Given directly (a file or the environment).
+    /// Given directly (a file, the environment, or a credential the fleet just minted): written
+    /// into the silo's Secret, replacing what it held.
     Value(Secret),
+    /// Already in the silo's Secret (the fleet's provisioner installed it earlier): kept as is.
+    Existing,
 }
 
 /// Everything `deploy silo` needs.
@@ -157,17 +160,21 @@ pub fn build(opts: &SiloOptions, seen: &SiloObservations) -> Plan {
     let mut title = format!("Namespace {ns} (restricted Pod Security)");
     if let SiloMode::FleetManaged { token, .. } = &opts.mode {
         let pair = match (&seen.fleet_token, token) {
-            (Some(value), _) | (None, TokenSource::Value(value)) => {
-                manifest::secret(&ns, FLEET_TOKEN_SECRET, "token", value, "silo")
+            (_, TokenSource::Value(value)) | (Some(value), _) => {
+                Some(manifest::secret(&ns, FLEET_TOKEN_SECRET, "token", value, "silo"))
             }
             (None, TokenSource::FleetSecret { namespace, name, key }) => {
                 let placeholder = Secret::new(format!("<key {key} of Secret {namespace}/{name}, read at deploy time>"));
                 let (shown, _) = manifest::secret(&ns, FLEET_TOKEN_SECRET, "token", &placeholder, "silo");
-                (shown.clone(), shown)
+                Some((shown.clone(), shown))
             }
+            // The fleet's provisioner installed it and checked it is there: leave it alone.
+            (None, TokenSource::Existing) => None,
         };
-        objects.push(pair);
-        title.push_str(" and the fleet token Secret");
+        if let Some(pair) = pair {
+            objects.push(pair);
+            title.push_str(" and the fleet token Secret");
+        }
     }
     let apply_args = ["apply", "--server-side", "--field-manager=opencrane-deploy", "-f", "-"].map(String::from).into();
     let apply = Step::new(title, Tool::Kubectl, apply_args).with_stdin(manifest::documents(&objects));

@@ -9,6 +9,7 @@ pub mod billing_accounts;
 pub mod cluster_tenants;
 pub mod memberships;
 pub mod provisioning;
+pub mod silo_credentials;
 pub mod tombstones;
 
 #[cfg(test)]

@@ -94,6 +94,21 @@ pub fn namespace(desired: &Desired) -> Value {
     opencrane_deploy::manifest::namespace(&desired.namespace(), "silo", &[(OWNER_LABEL, &desired.name)])
 }
 
+/// Step 6, before the release: the Secret holding the silo's own credential for the fleet's
+/// internal API (see [`crate::credential`]), under the name the silo chart mounts. Only built
+/// when the reconciler minted a new credential; its value is never logged.
+pub fn silo_credential_secret(desired: &Desired, credential: &opencrane_deploy::Secret) -> Value {
+    let token =
+        serde_json::to_value(k8s_openapi::ByteString(credential.expose().as_bytes().to_vec())).unwrap_or_default();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(desired, opencrane_deploy::silo::FLEET_TOKEN_SECRET, "fleet-credential"),
+        "type": "Opaque",
+        "data": { "token": token },
+    })
+}
+
 /// The label that says which customer a silo namespace belongs to.
 pub const OWNER_LABEL: &str = "opencrane.io/cluster-tenant";
 
@@ -271,6 +286,7 @@ mod tests {
             delete_database: false,
             silo_version: None,
             generation: 1,
+            silo_credential: None,
         }
     }
 

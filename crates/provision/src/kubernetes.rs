@@ -45,7 +45,7 @@ use crate::{
 pub struct KubernetesSettings {
     /// What the objects depend on (base domain, ingress address, issuer, database size).
     pub cluster: ClusterSettings,
-    /// The fleet's namespace (where its API token Secret is).
+    /// The fleet's namespace.
     pub fleet_namespace: String,
     /// The fleet's in-cluster URL, for the silos; `None` keeps the profile's default.
     pub fleet_internal_url: Option<String>,
@@ -83,8 +83,6 @@ pub struct KubernetesBackend {
 
 /// The release name every silo gets.
 pub const RELEASE: &str = "opencrane";
-/// The fleet release's API token Secret (copied into each silo by the release step).
-pub const FLEET_API_TOKEN_SECRET: &str = "opencrane-fleet-api-token";
 
 /// The resource of an object by its apiVersion and kind (the kinds the pipeline applies).
 fn resource(api_version: &str, kind: &str) -> Option<ApiResource> {
@@ -252,6 +250,10 @@ impl Backend for KubernetesBackend {
             StepId::Quota => self.remove_quota(name).await,
             StepId::Namespace => self.remove_namespace(name, delete_database).await,
         }
+    }
+
+    async fn holds_credential(&self, name: &str, fingerprint: &str) -> Result<bool, StepFailure> {
+        self.holds_silo_credential(name, fingerprint).await
     }
 
     fn silo_url(&self, desired: &Desired) -> Option<String> {

@@ -15,6 +15,7 @@
 //!   the fleet database's notifications.
 
 pub mod build;
+pub mod credential;
 mod error;
 pub mod kubernetes;
 pub mod lease;

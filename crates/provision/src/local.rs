@@ -50,6 +50,8 @@ pub struct SiloLaunch {
     pub name: String,
     /// Its database, as its own role.
     pub database_url: String,
+    /// Its own credential for the fleet's internal API (see [`crate::credential`]).
+    pub fleet_credential: opencrane_deploy::Secret,
 }
 
 /// Runs clustertenant-managers inside the dev process.
@@ -70,6 +72,9 @@ pub struct LocalBackend<H> {
     admin: PgPool,
     /// Database URLs (with the role's current password) of the silos converged since start.
     credentials: Mutex<HashMap<String, String>>,
+    /// The silo credentials installed since start (kept in memory only: after a restart of the
+    /// dev process the reconciler mints new ones).
+    fleet_credentials: Mutex<HashMap<String, opencrane_deploy::Secret>>,
 }
 
 /// The database and role name of a silo (`ocsilo_<name>`, '-' → '_'; at most 60 characters).
@@ -94,7 +99,13 @@ impl<H: SiloHost> LocalBackend<H> {
     pub fn new(server: LocalServer, host: H) -> Result<Self, sqlx::Error> {
         let settings = PoolSettings { max_connections: 2, ..PoolSettings::default() };
         let admin = opencrane_db::connect_lazy(&server.admin_url("postgres"), &settings)?;
-        Ok(Self { server, host, admin, credentials: Mutex::new(HashMap::new()) })
+        Ok(Self {
+            server,
+            host,
+            admin,
+            credentials: Mutex::new(HashMap::new()),
+            fleet_credentials: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The silo host.
@@ -169,7 +180,16 @@ impl<H: SiloHost> LocalBackend<H> {
         let database_url = self.credentials.lock().await.get(&desired.name).cloned().ok_or_else(|| {
             StepFailure::new("NoDatabase", "The silo's database credentials are not known yet.", "Retry all steps.")
         })?;
-        let launch = SiloLaunch { name: desired.name.clone(), database_url };
+        let fleet_credential = {
+            let mut held = self.fleet_credentials.lock().await;
+            if let Some(fresh) = &desired.silo_credential {
+                held.insert(desired.name.clone(), fresh.clone());
+            }
+            held.get(&desired.name).cloned().ok_or_else(|| {
+                StepFailure::new("NoCredential", "The silo's fleet credential is not known.", "Retry the step.")
+            })?
+        };
+        let launch = SiloLaunch { name: desired.name.clone(), database_url, fleet_credential };
         let url = self.host.start(&launch).await.map_err(|e| {
             StepFailure::new(
                 "StartFailed",
@@ -274,6 +294,11 @@ impl<H: SiloHost> Backend for LocalBackend<H> {
                 Ok(Teardown::Removed("Nothing was created for this step locally.".into()))
             }
         }
+    }
+
+    async fn holds_credential(&self, name: &str, fingerprint: &str) -> Result<bool, StepFailure> {
+        let held = self.fleet_credentials.lock().await;
+        Ok(held.get(name).is_some_and(|c| crate::credential::fingerprint(c.expose()) == fingerprint))
     }
 
     fn silo_url(&self, desired: &Desired) -> Option<String> {

@@ -15,6 +15,7 @@ use opencrane_db::PgPool;
 use opencrane_fleet_db::{
     cluster_tenants,
     provisioning::{self, Observed, Progress, StepRow},
+    silo_credentials,
 };
 
 use crate::{StepId, StepState, spec::Desired};
@@ -99,6 +100,12 @@ pub trait Backend: Send + Sync {
     /// policy. Idempotent: tearing down what is gone succeeds.
     async fn teardown(&self, step: StepId, name: &str, delete_database: bool) -> Result<Teardown, StepFailure>;
 
+    /// Whether the silo of `name` holds the credential whose SHA-256 is `fingerprint` (the one in
+    /// force; the release step then installs none). A backend that cannot tell says yes.
+    async fn holds_credential(&self, _name: &str, _fingerprint: &str) -> Result<bool, StepFailure> {
+        Ok(true)
+    }
+
     /// Where the silo answers, once the release runs.
     fn silo_url(&self, desired: &Desired) -> Option<String>;
 
@@ -158,6 +165,31 @@ fn row(step: StepId, state: StepState, reason: &str, message: &str, generation: 
     }
 }
 
+/// The credential the release step must install, if any: a fresh one when the customer has none
+/// in force (new, or rotated) or its silo does not hold the one in force (lost, or an install
+/// that failed); none while suspended (nothing runs).
+async fn credential_to_install(
+    pool: &PgPool,
+    backend: &dyn Backend,
+    step: StepId,
+    desired: &Desired,
+) -> Result<Option<opencrane_deploy::Secret>, StepFailure> {
+    if step != StepId::Release || desired.suspended {
+        return Ok(None);
+    }
+    let issued = silo_credentials::issued(pool, &desired.name).await.map_err(|e| {
+        StepFailure::new("DatabaseError", format!("reading the silo credential failed: {e}"), "Retry the step.")
+    })?;
+    if let Some(issued) = issued
+        && backend.holds_credential(&desired.name, &issued.sha256).await?
+    {
+        return Ok(None);
+    }
+    crate::credential::mint().map(Some).map_err(|e| {
+        StepFailure::new("NoRandomness", format!("minting the silo credential failed: {e}"), "Retry the step.")
+    })
+}
+
 /// Reconciles the ClusterTenant `name` once.
 pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Result<Outcome, Error> {
     let current = match cluster_tenants::get(pool, name).await {
@@ -215,6 +247,16 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
     }
     for (index, step) in StepId::ALL.into_iter().enumerate() {
         let began = Utc::now();
+        // The release step installs a new silo credential when none is in force or the silo lost it.
+        let (minted, step_desired) = match credential_to_install(pool, backend, step, &desired).await {
+            Ok(Some(secret)) => {
+                let print = crate::credential::fingerprint(secret.expose());
+                (Some(print), std::borrow::Cow::Owned(Desired { silo_credential: Some(secret), ..desired.clone() }))
+            }
+            Ok(None) => (None, std::borrow::Cow::Borrowed(&desired)),
+            Err(failure) => return fail(pool, backend, &current, &bound, step, index, &failure, began).await,
+        };
+        let unchanged = |step: StepId| minted.is_none() && unchanged(step);
         if !unchanged(step) {
             provisioning::put_step(
                 pool,
@@ -229,7 +271,13 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             .get(step.as_str())
             .filter(|r| r.state == "running" && r.generation == generation)
             .and_then(|r| r.started_at);
-        match backend.converge(step, &desired, unchanged(step)).await {
+        // Recorded before the install, so the silo is accepted from its very first call; an
+        // install that fails leaves a hash no silo holds, and the next pass mints again.
+        if let Some(print) = &minted {
+            silo_credentials::record(pool, name, print).await?;
+            tracing::info!(cluster_tenant = name, "silo credential issued");
+        }
+        match backend.converge(step, &step_desired, unchanged(step)).await {
             Ok(success)
                 if success.state == StepState::Running
                     && waiting_since.is_some_and(|since| Utc::now() - since > WAIT_LIMIT) =>

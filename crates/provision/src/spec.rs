@@ -27,6 +27,9 @@ pub struct Desired {
     pub silo_version: Option<String>,
     /// The desired-state generation this was read from.
     pub generation: i64,
+    /// A newly minted silo credential to install on this pass (set by the reconciler for the
+    /// release step, never read from the row: the fleet keeps only its SHA-256).
+    pub silo_credential: Option<opencrane_deploy::Secret>,
 }
 
 /// Why a desired state cannot be provisioned; names the field.
@@ -120,6 +123,7 @@ impl Desired {
             delete_database,
             silo_version: row.silo_version.clone(),
             generation: row.generation,
+            silo_credential: None,
         })
     }
 
@@ -153,6 +157,7 @@ impl Desired {
             delete_database: spec.termination_policy == TerminationPolicy::Delete,
             silo_version: spec.silo_version.clone(),
             generation,
+            silo_credential: None,
         })
     }
 

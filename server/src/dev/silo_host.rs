@@ -32,8 +32,9 @@ pub struct DevSiloSettings {
     pub auth: AuthArgs,
     /// The dev token, accepted by every silo.
     pub dev_token: String,
-    /// Where the silos pull their memberships from (the fleet in the same process).
-    pub fleet: sync::FleetLink,
+    /// Where the silos pull their memberships from (the fleet in the same process), each with
+    /// its own credential.
+    pub fleet_url: String,
     /// The first port to try; later silos take the next free ones. 0: any free port.
     pub first_port: u16,
     /// The organisation client of one silo (name, client), for trying per-host sign-in.
@@ -44,7 +45,7 @@ pub struct DevSiloSettings {
 
 struct Running {
     url: String,
-    database_url: String,
+    launch: SiloLaunch,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -116,7 +117,11 @@ impl DevSiloHost {
         if let app::state::RoleSettings::Silo(silo) = &mut state.role {
             silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, stopped.clone())?;
         }
-        sync::spawn(settings.fleet.clone(), launch.name.clone(), pool, stopped.clone());
+        let link = sync::FleetLink {
+            url: settings.fleet_url.clone(),
+            token: sync::FleetToken::Value(launch.fleet_credential.expose().to_owned()),
+        };
+        sync::spawn(link, launch.name.clone(), pool, stopped.clone());
         let name = launch.name.clone();
         let task = tokio::spawn(async move {
             let mut rx = stopped;
@@ -127,7 +132,7 @@ impl DevSiloHost {
                 tracing::error!(cluster_tenant = %name, error = %format!("{err:#}"), "silo server failed");
             }
         });
-        Ok(Running { url: format!("http://{addr}"), database_url: launch.database_url.clone(), stop, task })
+        Ok(Running { url: format!("http://{addr}"), launch: launch.clone(), stop, task })
     }
 
     /// Remembers the port a silo had before a restart (from its stored URL), so that links to it
@@ -153,9 +158,7 @@ impl SiloHost for DevSiloHost {
     async fn start(&self, launch: &SiloLaunch) -> Result<String, String> {
         let same = {
             let running = self.running.lock().map_err(|_| "lock poisoned")?;
-            running
-                .get(&launch.name)
-                .map(|r| (r.database_url == launch.database_url && !r.task.is_finished(), r.url.clone()))
+            running.get(&launch.name).map(|r| (r.launch == *launch && !r.task.is_finished(), r.url.clone()))
         };
         match same {
             Some((true, url)) => return Ok(url),

@@ -243,6 +243,7 @@ pub async fn session_principal(
         is_platform_operator: user.is_platform_operator,
         groups: user.groups.clone(),
         memberships: memberships(pool, scope, &user.subject, &user.groups).await?,
+        silo: None,
     })
 }
 
@@ -276,7 +277,24 @@ async fn access_token_principal(
             role: token_role.max(owner_role),
             active: true,
         }],
+        silo: None,
     }))
+}
+
+/// A silo credential's principal: only the fleet accepts one, only on its internal API, and only
+/// while it is the credential in force for a customer not being deleted. Anything else is `None`
+/// (401): a silo credential opens nothing but its own silo's facts.
+async fn silo_credential_principal(
+    pool: &PgPool,
+    scope: &Scope,
+    path: &str,
+    token: &str,
+) -> Result<Option<Principal>, opencrane_db::Error> {
+    if !matches!(scope, Scope::Fleet) || !path.starts_with("/api/internal/") {
+        return Ok(None);
+    }
+    let fingerprint = opencrane_provision::credential::fingerprint(token);
+    Ok(opencrane_fleet_db::silo_credentials::holder(pool, &fingerprint).await?.map(|name| Principal::silo(&name)))
 }
 
 /// The authentication middleware (state: the role's pool and settings).
@@ -287,6 +305,13 @@ pub async fn authenticate(State((auth, pool)): State<(AuthConfig, PgPool)>, mut 
     let principal = match bearer {
         Some(Some(token)) => match auth.token_name(token) {
             Some(name) => Some(Principal::api_token(name)),
+            None if token.starts_with(opencrane_provision::credential::PREFIX) => {
+                match silo_credential_principal(&pool, &auth.0.scope, req.uri().path(), token).await {
+                    Ok(Some(p)) => Some(p),
+                    Ok(None) => return unauthorized(&req, "INVALID_TOKEN", "Invalid or revoked silo credential."),
+                    Err(_) => return unavailable(&req),
+                }
+            }
             None if token.starts_with(app::service::silo::tokens::PREFIX) => {
                 match access_token_principal(&pool, &auth.0.scope, token).await {
                     Ok(Some(p)) => Some(p),

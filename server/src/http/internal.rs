@@ -1,4 +1,5 @@
-//! The fleet's internal API under `/api/internal`, for silos (bearer `OPENCRANE_API_TOKEN`):
+//! The fleet's internal API under `/api/internal`, for silos (each with its own credential, which
+//! answers only about its own customer; platform operators' tokens too):
 //! `GET /cluster-tenants/{name}/members` feeds a silo's membership read-model and
 //! `GET /cluster-tenants/{name}` its read-model of its own ClusterTenant.
 

@@ -32,8 +32,43 @@ pub struct MemberWire {
 pub struct FleetLink {
     /// The fleet's internal base URL.
     pub url: String,
-    /// The bearer token.
-    pub token: String,
+    /// This silo's credential.
+    pub token: FleetToken,
+}
+
+/// Where a silo's credential for the fleet comes from.
+#[derive(Clone)]
+pub enum FleetToken {
+    /// Held in memory (the dev process hands each silo the credential it minted).
+    Value(String),
+    /// A file (the Secret mounted by the silo chart), read on every pull so that a rotated
+    /// credential is used as soon as the kubelet has updated the file.
+    File(std::path::PathBuf),
+}
+
+impl std::fmt::Debug for FleetToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Value(_) => f.write_str("Value(<redacted>)"),
+            Self::File(path) => f.debug_tuple("File").field(path).finish(),
+        }
+    }
+}
+
+impl FleetToken {
+    /// The credential now.
+    pub fn current(&self) -> anyhow::Result<String> {
+        match self {
+            Self::Value(token) => Ok(token.clone()),
+            Self::File(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading the fleet credential from {}", path.display()))?;
+                let token = text.trim();
+                anyhow::ensure!(!token.is_empty(), "the fleet credential file {} is empty", path.display());
+                Ok(token.to_owned())
+            }
+        }
+    }
 }
 
 /// `GET <fleet>/api/internal/cluster-tenants/<path>` with the fleet token, decoded; anything but a
@@ -46,7 +81,7 @@ async fn get<T: serde::de::DeserializeOwned>(
     let url = format!("{}/api/internal/cluster-tenants/{path}", link.url.trim_end_matches('/'));
     let response = client
         .get(&url)
-        .bearer_auth(&link.token)
+        .bearer_auth(link.token.current()?)
         .timeout(Duration::from_secs(10))
         .send()
         .await

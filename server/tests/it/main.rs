@@ -18,4 +18,5 @@ mod platform;
 mod portal;
 mod provisioning;
 mod support;
+mod trust;
 mod vocabulary;

@@ -122,6 +122,7 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/cluster-tenants/{name}/status", None, ClusterTenant),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/provisioning", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/retry", Some("{}"), ClusterTenant),
+        route(Method::POST, "/api/v1/cluster-tenants/{name}/silo-credential/rotate", None, OperatorField),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/members", None, ClusterTenant),
         route(
             Method::POST,

@@ -227,6 +227,7 @@ async fn a_members_first_sign_in_adopts_them_and_mirrors_their_groups(pool: PgPo
             } else {
                 Vec::new()
             },
+            silo: None,
         }),
         request_id: "test".into(),
         session_id: None,

@@ -5,7 +5,7 @@
 use axum::http::{Method, StatusCode};
 use sqlx::PgPool;
 
-use crate::support::{self, Features, TOKEN, browser, send, send_as, session_cookie};
+use crate::support::{self, Features, browser, send, send_as, session_cookie};
 
 async fn seed(db: &PgPool) {
     sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme'), ('other', 'Other')")
@@ -79,7 +79,12 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
         let _ = stopped.wait_for(|s| *s).await;
     }));
     let client = openidconnect::reqwest::Client::new();
-    let link = opencrane::silo::sync::FleetLink { url: format!("http://{addr}"), token: TOKEN.into() };
+    // The silo presents its own credential, the one the fleet issued to acme.
+    let credential = crate::trust::issue(&db, "acme").await;
+    let link = opencrane::silo::sync::FleetLink {
+        url: format!("http://{addr}"),
+        token: opencrane::silo::sync::FleetToken::Value(credential),
+    };
 
     let n = opencrane::silo::sync::pull_once(&client, &link, "acme", &silo_db).await.unwrap();
     assert_eq!(n, 2);
@@ -97,9 +102,19 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
     assert_eq!(overview.json()["own"]["displayName"], "Acme", "{}", overview.text);
 
     // A wrong token is refused and changes nothing.
-    let wrong = opencrane::silo::sync::FleetLink { token: "not-the-token-at-all".into(), ..link.clone() };
+    let other = crate::trust::issue(&db, "other").await;
+    let wrong = opencrane::silo::sync::FleetLink {
+        token: opencrane::silo::sync::FleetToken::Value("not-the-token-at-all".into()),
+        ..link.clone()
+    };
     let err = opencrane::silo::sync::pull_once(&client, &wrong, "acme", &silo_db).await.unwrap_err();
     assert!(format!("{err:#}").contains("401"), "{err:#}");
+    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
+    // Another customer's silo credential learns nothing about acme (404, as for a missing one).
+    let foreign =
+        opencrane::silo::sync::FleetLink { token: opencrane::silo::sync::FleetToken::Value(other), ..link.clone() };
+    let err = opencrane::silo::sync::pull_once(&client, &foreign, "acme", &silo_db).await.unwrap_err();
+    assert!(format!("{err:#}").contains("404"), "{err:#}");
     assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
 
     // The fleet goes away: the pull fails, the silo keeps its last copy.

@@ -33,7 +33,7 @@ impl Default for Features {
     }
 }
 
-fn options() -> leptos::config::LeptosOptions {
+pub fn options() -> leptos::config::LeptosOptions {
     start::leptos_options(std::path::Path::new("target/site"), "127.0.0.1:0".parse().unwrap(), Env::DEV)
 }
 

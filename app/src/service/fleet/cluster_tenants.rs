@@ -461,6 +461,41 @@ pub async fn retry(state: &AppState, caller: &Caller, name: &str, step: Option<S
     Ok(())
 }
 
+/// Rotates the silo credential of `name` (platform operators only): the one in force is revoked
+/// at once, and the next reconcile mints a new one and installs it in the silo (a Secret the silo
+/// re-reads; the dev process restarts the silo). Audited; the credential itself is never shown.
+pub async fn rotate_silo_credential(state: &AppState, caller: &Caller, name: &str) -> Result<bool, AppError> {
+    settings(state)?;
+    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
+    if !principal.is_platform_operator {
+        // Another organisation's customer answers exactly like a missing one.
+        authorize(Some(principal), Action::ReadClusterTenant(name))?;
+        let err = AppError::Forbidden {
+            code: "FORBIDDEN_NOT_PLATFORM_OPERATOR".into(),
+            message: "Only platform operators may rotate a silo's credential.".into(),
+        };
+        let meta = json!({ "code": err.code() });
+        if let Err(audit_err) =
+            record(&state.pool, caller, "cluster_tenant.silo_credential.rotate", name, "denied", meta).await
+        {
+            tracing::warn!(request_id = %caller.request_id, error = %audit_err, "could not record a refusal");
+        }
+        return Err(err);
+    }
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    db::lock(&mut *tx, name).await.map_err(|e| match e {
+        DbError::NotFound => not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    let revoked = opencrane_fleet_db::silo_credentials::revoke(&mut *tx, name).await.or_fail(caller)?;
+    record(&mut *tx, caller, "cluster_tenant.silo_credential.rotate", name, "success", json!({ "revoked": revoked }))
+        .await?;
+    provisioning::notify(&mut *tx, name).await.or_fail(caller)?;
+    tx.commit().await.or_fail(caller)?;
+    tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, revoked, "silo credential rotation requested");
+    Ok(revoked)
+}
+
 /// One membership for a silo's read-model (`GET /api/internal/cluster-tenants/{name}/members`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -473,16 +508,22 @@ pub struct SiloMember {
     pub status: String,
 }
 
-/// The row behind the internal API: platform operators' tokens (the silo holds the fleet token)
-/// only; `what` names what was asked for in the refusal.
+/// The row behind the internal API: the customer's own silo (its credential), or a platform
+/// operator; `what` names what was asked for in the refusal.
 async fn for_silo(state: &AppState, caller: &Caller, name: &str, what: &str) -> Result<ClusterTenantRow, AppError> {
     settings(state)?;
     match caller.principal.as_ref() {
         Some(p) if p.is_platform_operator => {}
+        // A silo learns about its own customer only; another's answers exactly like a missing one.
+        Some(p) if p.silo.is_some() => {
+            if p.silo.as_deref() != Some(name) {
+                return Err(not_found(name));
+            }
+        }
         Some(_) => {
             return Err(AppError::Forbidden {
                 code: "FORBIDDEN".into(),
-                message: format!("Only the platform's service token may read a silo's {what}."),
+                message: format!("Only the customer's silo (with its own credential) may read its {what}."),
             });
         }
         None => return Err(authorize(None, Action::ReadClusterTenant(name)).err().unwrap_or_else(|| not_found(name))),
@@ -493,8 +534,8 @@ async fn for_silo(state: &AppState, caller: &Caller, name: &str, what: &str) -> 
     })
 }
 
-/// The memberships of exactly one ClusterTenant, for its silo's read-model. Platform operators'
-/// tokens only (the silo holds the fleet token); a ClusterTenant being deleted has none.
+/// The memberships of exactly one ClusterTenant, for its silo's read-model: that silo's own
+/// credential, or a platform operator; a ClusterTenant being deleted has none.
 pub async fn members_for_silo(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<SiloMember>, AppError> {
     let row = for_silo(state, caller, name, "memberships").await?;
     if row.deletion_requested_at.is_some() {
@@ -520,7 +561,7 @@ pub struct SiloSelf {
     pub vanity_domain: Option<String>,
 }
 
-/// One ClusterTenant's own facts, for its silo. Platform operators' tokens only.
+/// One ClusterTenant's own facts, for its silo (its own credential) or a platform operator.
 pub async fn silo_self(state: &AppState, caller: &Caller, name: &str) -> Result<SiloSelf, AppError> {
     let row = for_silo(state, caller, name, "own record").await?;
     Ok(SiloSelf {

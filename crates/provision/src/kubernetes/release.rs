@@ -3,7 +3,7 @@
 //! [`build::release_values`]; Helm's trimmed output becomes the step's message. Uninstalled
 //! first on deletion.
 
-use super::{FLEET_API_TOKEN_SECRET, KubernetesBackend, KubernetesSettings, RELEASE};
+use super::{KubernetesBackend, KubernetesSettings, RELEASE};
 use crate::{
     build,
     reconcile::{StepFailure, StepSuccess, Teardown},
@@ -17,6 +17,11 @@ impl KubernetesBackend {
         done_before: bool,
     ) -> Result<StepSuccess, StepFailure> {
         let ns = desired.namespace();
+        // A newly minted silo credential goes into the silo's Secret first (`done_before` is
+        // false then); the release itself leaves the Secret alone.
+        if let Some(credential) = &desired.silo_credential {
+            self.apply(&build::silo_credential_secret(desired, credential)).await?;
+        }
         if done_before && self.exists("apps/v1", "Deployment", Some(&ns), "opencrane-silo-manager").await? {
             return Ok(StepSuccess::done(
                 "Installed",
@@ -29,6 +34,18 @@ impl KubernetesBackend {
             .await
             .map_err(|e| StepFailure::new("Crashed", format!("the release task failed: {e}"), "Retry the step."))??;
         Ok(StepSuccess::done("Installed", installed))
+    }
+
+    /// Whether the Secret in the silo's namespace holds the credential with this SHA-256.
+    pub(super) async fn holds_silo_credential(&self, name: &str, fingerprint: &str) -> Result<bool, StepFailure> {
+        use k8s_openapi::api::core::v1::Secret;
+        let ns = crate::spec::namespace_of(name);
+        let secrets: kube::Api<Secret> = kube::Api::namespaced(self.client.clone(), &ns);
+        let secret = opencrane_deploy::silo::FLEET_TOKEN_SECRET;
+        let found =
+            secrets.get_opt(secret).await.map_err(|e| super::failure(&format!("reading Secret {secret}"), &e))?;
+        let token = found.and_then(|s| s.data?.remove("token")).map(|b| b.0).unwrap_or_default();
+        Ok(!token.is_empty() && crate::credential::fingerprint(&String::from_utf8_lossy(&token)) == fingerprint)
     }
 
     pub(super) async fn uninstall_release(&self, name: &str) -> Result<Teardown, StepFailure> {
@@ -44,18 +61,26 @@ impl KubernetesBackend {
         })
         .await
         .map_err(|e| StepFailure::new("Crashed", format!("the uninstall task failed: {e}"), "Retry the step."))?;
-        match result {
-            Ok(output) if output.success => Ok(Teardown::Removed(format!("Release {RELEASE} uninstalled."))),
-            Ok(output) if output.stderr.contains("not found") => {
-                Ok(Teardown::Removed(format!("Release {RELEASE} was not installed.")))
+        let removed = match result {
+            Ok(output) if output.success => format!("Release {RELEASE} uninstalled."),
+            Ok(output) if output.stderr.contains("not found") => format!("Release {RELEASE} was not installed."),
+            Ok(output) => {
+                return Err(StepFailure::new(
+                    "HelmFailed",
+                    opencrane_deploy::run::trim_output(&output),
+                    "Fix the cause shown, then Retry.",
+                ));
             }
-            Ok(output) => Err(StepFailure::new(
-                "HelmFailed",
-                opencrane_deploy::run::trim_output(&output),
-                "Fix the cause shown, then Retry.",
-            )),
-            Err(err) => Err(StepFailure::new("HelmUnavailable", err, "Install helm in the fleet-manager's image.")),
-        }
+            Err(err) => {
+                return Err(StepFailure::new("HelmUnavailable", err, "Install helm in the fleet-manager's image."));
+            }
+        };
+        // The silo's credential goes with it (the fleet stops accepting it when deletion starts).
+        let secret = opencrane_deploy::silo::FLEET_TOKEN_SECRET;
+        let ns = crate::spec::namespace_of(name);
+        let gone =
+            if self.delete("v1", "Secret", Some(&ns), secret).await? { " Its fleet credential removed." } else { "" };
+        Ok(Teardown::Removed(format!("{removed}{gone}")))
     }
 }
 
@@ -76,13 +101,10 @@ fn install_release(settings: &KubernetesSettings, desired: &Desired) -> Result<S
     helm.image_tag = desired.silo_version.clone();
     helm.values_files = vec![values_file];
     helm.timeout = settings.helm_timeout.clone();
+    // The silo's own credential is in its Secret already (applied by `converge_release`).
     let mode = SiloMode::FleetManaged {
         fleet_internal_url: settings.fleet_internal_url.clone(),
-        token: TokenSource::FleetSecret {
-            namespace: settings.fleet_namespace.clone(),
-            name: FLEET_API_TOKEN_SECRET.into(),
-            key: "token".into(),
-        },
+        token: TokenSource::Existing,
     };
     let options = SiloOptions::new(helm, settings.cluster.base_domain.clone(), desired.name.clone(), mode);
     let mut runner = opencrane_deploy::run::ProcessRunner;

@@ -153,6 +153,7 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
         "apis/apps/v1/namespaces/opencrane-acme/deployments/opencrane-silo-manager".to_owned(),
         format!("{ns}/limitranges/opencrane-limits"),
         format!("{ns}/resourcequotas/opencrane-quota"),
+        format!("{ns}/secrets/opencrane-fleet-token"),
         format!("{ns}/secrets/opencrane-silo-db-app"),
         "apis/cert-manager.io/v1/namespaces/opencrane-acme/certificates/opencrane-silo-vanity".to_owned(),
         "apis/externaldns.k8s.io/v1alpha1/namespaces/opencrane-acme/dnsendpoints/opencrane-silo".to_owned(),
@@ -167,6 +168,16 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     assert_eq!(inventory, expected);
     let applied = rig.fake.object("/api/v1/namespaces/opencrane-acme").unwrap();
     assert_eq!(applied["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
+
+    // The silo's own credential: in its Secret, and on the customer's row only as its SHA-256.
+    let secret = rig.fake.object(&format!("/{ns}/secrets/opencrane-fleet-token")).unwrap();
+    let token = serde_json::from_value::<k8s_openapi::ByteString>(secret["data"]["token"].clone()).unwrap();
+    let token = String::from_utf8(token.0).unwrap();
+    assert!(token.starts_with(opencrane_provision::credential::PREFIX));
+    let issued = opencrane_fleet_db::silo_credentials::issued(&pool, "acme").await.unwrap().unwrap();
+    assert_eq!(issued.sha256, opencrane_provision::credential::fingerprint(&token));
+    let helm_args = rig.fakes.calls().into_iter().map(|(_, a, stdin)| format!("{a:?} {stdin:?}")).collect::<String>();
+    assert!(!helm_args.contains(&token), "the credential never reaches a command line or stdin of helm/kubectl");
 
     // The release went through `opencrane deploy silo`'s code path, once, with the pin.
     assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1);
@@ -235,11 +246,14 @@ async fn a_fault_at_each_step_is_reported_there_and_converges_without_duplicates
             // The fault cleared (it fired once); Retry converges with one object each and one install.
             provisioning::request_retry(&pool, &name, Some(step.as_str())).await.unwrap();
             until_converged(&pool, &rig, &name).await;
+            // One object of each kind, but the two Secrets (the database's and the credential's).
             let mut kinds: Vec<String> =
                 silo_objects(&rig.fake).iter().map(|p| p.rsplit('/').nth(1).unwrap().to_owned()).collect();
             kinds.sort();
             let mut unique = kinds.clone();
             unique.dedup();
+            unique.push("secrets".into());
+            unique.sort();
             assert_eq!(kinds, unique, "{name}: an object exists twice");
             assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1, "{name}: one install");
         }

@@ -38,6 +38,10 @@ struct FakeCluster {
     /// A step that keeps waiting (like a database that never starts).
     waiting: Mutex<Option<StepId>>,
     calls: AtomicUsize,
+    /// The silo credentials the release step was handed to install, in order.
+    installed: Mutex<Vec<String>>,
+    /// The credential each silo holds.
+    held: Mutex<BTreeMap<String, String>>,
 }
 
 impl FakeCluster {
@@ -79,6 +83,11 @@ impl Backend for FakeCluster {
         if *self.waiting.lock().unwrap() == Some(step) {
             return Ok(StepSuccess::waiting("Starting", "the database is starting"));
         }
+        if let Some(credential) = &desired.silo_credential {
+            assert_eq!(step, StepId::Release, "only the release step installs a credential");
+            self.installed.lock().unwrap().push(credential.expose().to_owned());
+            self.held.lock().unwrap().insert(desired.name.clone(), credential.expose().to_owned());
+        }
         let key = (desired.name.clone(), step);
         if self.existing.lock().unwrap().insert(key.clone(), ()).is_none() {
             *self.created.lock().unwrap().entry(key).or_default() += 1;
@@ -95,6 +104,11 @@ impl Backend for FakeCluster {
         }
         self.existing.lock().unwrap().remove(&key);
         Ok(Teardown::Removed(format!("{} removed", step.as_str())))
+    }
+
+    async fn holds_credential(&self, name: &str, fingerprint: &str) -> Result<bool, StepFailure> {
+        let held = self.held.lock().unwrap();
+        Ok(held.get(name).is_some_and(|c| opencrane_provision::credential::fingerprint(c) == fingerprint))
     }
 
     fn silo_url(&self, desired: &Desired) -> Option<String> {
@@ -131,6 +145,51 @@ async fn step_states(pool: &PgPool, name: &str) -> BTreeMap<String, (String, Str
         .into_iter()
         .map(|r| (r.step, (r.state, r.reason, r.action)))
         .collect()
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_release_step_installs_a_silo_credential_only_when_none_is_in_force(pool: PgPool) {
+    use opencrane_provision::credential::fingerprint;
+    let cluster = FakeCluster::default();
+    seed(&pool, "acme", "Retain").await;
+    seed(&pool, "globex", "Retain").await;
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    assert_eq!(reconcile(&pool, &cluster, "globex").await.unwrap(), Outcome::Converged);
+    let installed = cluster.installed.lock().unwrap().clone();
+    assert_eq!(installed.len(), 2, "one credential per customer");
+    assert_ne!(installed[0], installed[1], "no two silos share a credential");
+    let issued = |name: &'static str| {
+        let pool = pool.clone();
+        async move { opencrane_fleet_db::silo_credentials::issued(&pool, name).await.unwrap().map(|c| c.sha256) }
+    };
+    assert_eq!(issued("acme").await, Some(fingerprint(&installed[0])), "only the SHA-256 is stored");
+
+    // In force and held by the silo: nothing new on the next pass.
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    assert_eq!(cluster.installed.lock().unwrap().len(), 2);
+
+    // Rotated (revoked): the next pass installs a new one, and only its hash is in force.
+    assert!(opencrane_fleet_db::silo_credentials::revoke(&pool, "acme").await.unwrap());
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    let after = cluster.installed.lock().unwrap().clone();
+    assert_eq!(after.len(), 3);
+    assert_ne!(after[2], installed[0]);
+    assert_eq!(issued("acme").await, Some(fingerprint(&after[2])));
+
+    // The hash is recorded before the install (so the silo's first call is accepted); an install
+    // that fails leaves a hash the silo does not hold, and the next pass mints again.
+    opencrane_fleet_db::silo_credentials::revoke(&pool, "acme").await.unwrap();
+    cluster.fail(StepId::Release, Fault::ServerError);
+    assert!(matches!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Failed(_)));
+    let orphan = issued("acme").await.expect("recorded before the install");
+    assert_ne!(Some(orphan.clone()), Some(fingerprint(&after[2])));
+    cluster.heal();
+    provisioning::request_retry(&pool, "acme", None).await.unwrap();
+    assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
+    let installed = cluster.installed.lock().unwrap().clone();
+    assert_eq!(installed.len(), 4, "minted again after the failed install");
+    assert_eq!(issued("acme").await, Some(fingerprint(&installed[3])));
+    assert_ne!(issued("acme").await, Some(orphan));
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]

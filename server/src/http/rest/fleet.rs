@@ -35,6 +35,7 @@ pub fn cluster_tenant_routes() -> Router<AppState> {
         .route("/cluster-tenants/{name}/status", get(status))
         .route("/cluster-tenants/{name}/provisioning", get(provisioning))
         .route("/cluster-tenants/{name}/retry", axum::routing::post(retry))
+        .route("/cluster-tenants/{name}/silo-credential/rotate", axum::routing::post(rotate_silo_credential))
         .route("/cluster-tenants/{name}/members", get(members).post(add_member))
         .route("/cluster-tenants/{name}/members/{subject}", axum::routing::delete(remove_member))
         .route("/cluster-tenants/{name}/members/{subject}/suspend", axum::routing::post(suspend_member))
@@ -212,6 +213,18 @@ async fn retry(
 ) -> Result<Response, ApiError> {
     service::fleet::cluster_tenants::retry(&state, &caller, &name, req.step).await.api(&caller)?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "name": name, "status": "retrying" }))).into_response())
+}
+
+/// `POST /cluster-tenants/{name}/silo-credential/rotate`: revokes the silo's credential now; the
+/// provisioner installs a new one (202).
+async fn rotate_silo_credential(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let revoked = service::fleet::cluster_tenants::rotate_silo_credential(&state, &caller, &name).await.api(&caller)?;
+    let body = json!({ "name": name, "status": "rotating", "revoked": revoked });
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
 /// `POST /billing-accounts`: idempotent upsert; 201 when created, 200 when it existed.

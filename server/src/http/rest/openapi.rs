@@ -148,6 +148,20 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                     ok: (202, json!({ "type": "object", "properties": { "name": { "type": "string" }, "status": { "const": "retrying" } } })),
                 },
                 Operation {
+                    method: "post",
+                    path: "/cluster-tenants/{name}/silo-credential/rotate",
+                    summary: "Operators: revoke the silo's own credential for the fleet now; the provisioner installs a new one",
+                    body: None,
+                    ok: (
+                        202,
+                        json!({ "type": "object", "properties": {
+                            "name": { "type": "string" },
+                            "status": { "const": "rotating" },
+                            "revoked": { "type": "boolean" }
+                        } }),
+                    ),
+                },
+                Operation {
                     method: "get",
                     path: "/cluster-tenants/{name}/status",
                     summary: "Observed status only",
