@@ -369,6 +369,26 @@ class Charts(unittest.TestCase):
         self.assertEqual(endpoints["rules"], [{"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list"]}])
         self.assertEqual(zitadel["rules"], [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["zitadel-sa"], "verbs": ["get", "update", "patch"]}])
 
+    def test_the_internal_api_has_its_own_port_and_service_and_no_ingress_routes_it(self):
+        for profile, values in FLEET_PROFILES.items():
+            with self.subTest(profile=profile):
+                objects, _ = render(FLEET, values, FLEET_NS)
+                deployment = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "opencrane-fleet-manager")
+                container = deployment["spec"]["template"]["spec"]["containers"][0]
+                self.assertEqual({p["name"]: p["containerPort"] for p in container["ports"]}, {"http": 8080, "internal": 8081})
+                self.assertEqual(env_of(container)["OPENCRANE_INTERNAL_PORT"]["value"], "8081")
+                services = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Service"}
+                internal = services["opencrane-fleet-manager-internal"]
+                self.assertEqual(internal["spec"]["ports"], [{"name": "internal", "port": 8081, "targetPort": "internal", "protocol": "TCP"}])
+                self.assertNotIn("internal", [p["name"] for p in services["opencrane-fleet-manager"]["spec"]["ports"]])
+                for ingress in (o for o in objects if o["kind"] == "Ingress"):
+                    for rule in ingress["spec"].get("rules", []):
+                        for path in rule["http"]["paths"]:
+                            backend = path["backend"]["service"]
+                            self.assertNotEqual(backend["name"], "opencrane-fleet-manager-internal")
+                            self.assertNotEqual(backend["port"].get("name"), "internal")
+                            self.assertNotEqual(backend["port"].get("number"), 8081)
+
     def test_fleet_migration_hook_runs_before_upgrades(self):
         objects, _ = render(FLEET, FLEET_PROFILES["default"], FLEET_NS)
         job = next(o for o in objects if o["kind"] == "Job")
@@ -394,7 +414,7 @@ class Charts(unittest.TestCase):
         manager = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
         env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
         self.assertEqual(env["DEPLOYMENT_MODE"]["value"], "fleet-managed")
-        self.assertTrue(env["FLEET_INTERNAL_URL"]["value"].startswith("http://opencrane-fleet-manager.opencrane-system.svc"))
+        self.assertEqual(env["FLEET_INTERNAL_URL"]["value"], "http://opencrane-fleet-manager-internal.opencrane-system.svc.cluster.local:8081")
         # Its own fleet credential, as a read-only file; no inbound operator token at all.
         self.assertEqual(env["OPENCRANE_FLEET_TOKEN_FILE"]["value"], "/var/run/opencrane/fleet/token")
         self.assertNotIn("OPENCRANE_API_TOKEN", env, "a fleet-managed silo accepts no token the fleet holds")

@@ -19,7 +19,7 @@ import unittest
 from test_charts import FLEET, FLEET_PROFILES, SILO, SILO_PROFILES, merge, render
 
 API_SERVER = "10.96.0.1"
-PORTS = [("TCP", 8080), ("TCP", 5432), ("TCP", 4000), ("TCP", 8000), ("UDP", 53), ("TCP", 443), ("TCP", 6443), ("TCP", 80)]
+PORTS = [("TCP", 8080), ("TCP", 8081), ("TCP", 5432), ("TCP", 4000), ("TCP", 8000), ("UDP", 53), ("TCP", 443), ("TCP", 6443), ("TCP", 80)]
 
 
 class Endpoint:
@@ -30,10 +30,29 @@ class Endpoint:
         return self.name
 
 
+def expression_holds(expression, labels):
+    key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    if operator == "In":
+        return labels.get(key) in values
+    if operator == "NotIn":
+        return labels.get(key) not in values
+    raise AssertionError(f"unknown operator {operator}")
+
+
 def selects(selector, labels):
-    if "matchExpressions" in selector:
-        raise AssertionError("matchExpressions are not modelled")
-    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items()) and all(
+        expression_holds(e, labels) for e in selector.get("matchExpressions", []))
+
+
+def namespace_labels(namespace):
+    labels = {"kubernetes.io/metadata.name": namespace}
+    if namespace.startswith("opencrane-") and namespace != "opencrane-system":
+        labels["opencrane.io/cluster-tenant"] = namespace.removeprefix("opencrane-")
+    return labels
 
 
 def peer_matches(peer, policy_ns, endpoint):
@@ -44,7 +63,7 @@ def peer_matches(peer, policy_ns, endpoint):
         return not any(endpoint.ip in ipaddress.ip_network(e) for e in block.get("except", []))
     if endpoint.namespace is None:
         return False  # host-network / external endpoints only match IP blocks
-    ns_labels = {"kubernetes.io/metadata.name": endpoint.namespace}
+    ns_labels = namespace_labels(endpoint.namespace)
     if "namespaceSelector" in peer and not selects(peer["namespaceSelector"], ns_labels):
         return False
     if "namespaceSelector" not in peer and endpoint.namespace != policy_ns:
@@ -83,13 +102,15 @@ def expected(src, dst, protocol, port):
     """The promise, written independently of the policies."""
     silo_of = lambda e: e.namespace if e.namespace and e.namespace.startswith("opencrane-") and e.namespace != "opencrane-system" else None
     s, d = silo_of(src), silo_of(dst)
+    if dst.role == "fleet" and (protocol, port) == ("TCP", 8081):
+        return src.role == "manager"  # the internal API: silo managers only, from anywhere else nobody
     if s and s == d:
         return True
     if d:
         return dst.role == "manager" and port == 8080 and protocol == "TCP" and src.role in ("ingress", "fleet")
     if s:
         if dst.role == "fleet":
-            return src.role == "manager" and (protocol, port) == ("TCP", 8080)
+            return False  # the internal port is handled above; the console port is not for silos
         if dst.role == "dns":
             return port == 53
         if dst.role == "apiserver":

@@ -224,6 +224,10 @@ pub struct FleetArgs {
     /// Mount the billing area (pages and /api/v1/billing-accounts).
     #[arg(long, env = "OPENCRANE_BILLING_ENABLED", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
     pub billing_enabled: bool,
+    /// Port of the internal API for silos (`/api/internal`), on the same address as `--port`;
+    /// the chart exposes it through its own Service, reachable from silo managers only.
+    #[arg(long, env = "OPENCRANE_INTERNAL_PORT", default_value_t = 8081)]
+    pub internal_port: u16,
     /// The fleet's own namespace (the chart sets it from the pod): where the Zitadel key Secret lives.
     #[arg(long = "namespace", env = "POD_NAMESPACE")]
     pub namespace: Option<String>,

@@ -92,6 +92,9 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         .await
         .with_context(|| format!("port {} is not free; choose another with --port", args.port))?;
     let fleet_addr = fleet_listener.local_addr()?;
+    // The internal API for the silos, on a loopback port of its own (as in a cluster).
+    let internal_listener = start::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "--port").await?;
+    let internal_addr = internal_listener.local_addr()?;
     let fleet = fleet::fleet_state(
         start::leptos_options(&args.site_root, fleet_addr, Env::DEV),
         fleet_pool.clone(),
@@ -118,7 +121,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         base_domain: args.platform_base_domain.clone(),
         auth: fleet_args.clone(),
         dev_token: token.clone(),
-        fleet_url: format!("http://{fleet_addr}"),
+        fleet_url: format!("http://{internal_addr}"),
         first_port: args.silo_port,
         org_client,
         portal: crate::cli::PortalArgs {
@@ -165,7 +168,13 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         let _ = rx.wait_for(|stop| *stop).await;
     };
     let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, stopped(stop_rx.clone())));
-    let fleet_server = tokio::spawn(start::serve_on(fleet_listener, fleet, fleet_auth, stopped(stop_rx.clone())));
+    let fleet_server = tokio::spawn(start::serve_fleet_on(
+        fleet_listener,
+        internal_listener,
+        fleet,
+        fleet_auth,
+        stopped(stop_rx.clone()),
+    ));
 
     let demo_url = match args.provisioner {
         ProvisionerKind::Local => wait_for_silo(local.host(), &args.demo_silo, Duration::from_secs(60)).await,

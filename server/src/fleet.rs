@@ -18,7 +18,7 @@ use crate::{
     cli::{FleetArgs, ProvisionerKind},
     http::{self, auth::Scope},
     links,
-    start::{auth_config, leptos_options, open_database, serve_role, spawn_session_sweeper},
+    start::{self, auth_config, leptos_options, open_database, spawn_session_sweeper},
 };
 
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
@@ -70,7 +70,9 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
             }
         }
     };
-    let served = serve_role(state, auth, addr, http::shutdown_signal()).await;
+    let public = start::bind(addr, "--port").await?;
+    let internal = start::bind(SocketAddr::new(args.http.bind, args.internal_port), "--internal-port").await?;
+    let served = start::serve_fleet_on(public, internal, state, auth, http::shutdown_signal()).await;
     let _ = stop_tx.send(true);
     let _ = provisioning.await;
     served

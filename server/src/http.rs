@@ -98,7 +98,8 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", rest::router(&state))
-        .nest("/api/internal", internal_router(&state))
+        // The internal API has its own listener ([`internal_router`]); here it does not exist.
+        .nest("/api/internal", Router::new().fallback(error::api_not_found))
         .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, app_shell)
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
             leptos::nonce::provide_nonce,
@@ -119,12 +120,32 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .layer(layers)
 }
 
-/// The fleet's internal API; a silo answers 404 there.
-fn internal_router(state: &AppState) -> Router<AppState> {
-    match state.role() {
+/// The fleet's internal API, served on its own port (`--internal-port`) and never through the
+/// public listener or the Ingress: bearer credentials only (each silo's own, or an operator
+/// token), no sessions, no pages. A silo has none (everything answers 404).
+pub fn internal_router(state: AppState, auth: AuthConfig) -> Router {
+    let routes = match state.role() {
         Role::Fleet => internal::router(),
         Role::Silo => Router::new().fallback(error::api_not_found),
-    }
+    };
+    let pool = state.pool.clone();
+    let request_id = HeaderName::from_static(app::state::REQUEST_ID_HEADER);
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .nest("/api/internal", routes)
+        .fallback(error::api_not_found)
+        .with_state(state)
+        .layer(middleware::from_fn_with_state((auth.clone(), pool), auth::authenticate))
+        .layer(Extension(auth))
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                    tracing::info_span!("internal", method = %req.method(), path = %req.uri().path())
+                }))
+                .layer(PropagateRequestIdLayer::new(request_id))
+                .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+        )
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests

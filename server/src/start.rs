@@ -211,10 +211,7 @@ pub async fn serve_role(
     addr: SocketAddr,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr} (is the port in use? choose another with --port)"))?;
-    serve_on(listener, state, auth, shutdown).await
+    serve_on(bind(addr, "--port").await?, state, auth, shutdown).await
 }
 
 /// Serves `state`'s role on an already bound listener.
@@ -232,6 +229,38 @@ pub async fn serve_on(
     pool.close().await;
     tracing::info!(role = role.as_str(), "stopped");
     Ok(())
+}
+
+/// Serves the fleet: its role on `public`, its internal API for silos on `internal`, both until
+/// `shutdown` resolves.
+pub async fn serve_fleet_on(
+    public: tokio::net::TcpListener,
+    internal: tokio::net::TcpListener,
+    state: AppState,
+    auth: AuthConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    tracing::info!(addr = %internal.local_addr()?, "internal API listening");
+    let router = http::internal_router(state.clone(), auth.clone());
+    let internal = tokio::spawn(http::serve(internal, router, wait(stopped.clone())));
+    let served = serve_on(public, state, auth, wait(stopped)).await;
+    internal.await.context("the internal API's task failed")?.context("serving the internal API")?;
+    served
+}
+
+/// Binds `addr`, naming the flag that chooses it when it is taken.
+pub async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} (is the port in use? choose another with {flag})"))
 }
 
 #[cfg(test)]

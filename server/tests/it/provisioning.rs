@@ -1,6 +1,6 @@
 //! Provisioning seen from the HTTP side: the fleet's internal members endpoint a silo pulls its
-//! read-model from (one customer's rows, operator tokens only), the silo's pull over a real
-//! socket, and the agreement of the UI's step list with the provisioner's.
+//! read-model from (one customer's rows; on its own listener, bearer credentials only), the
+//! silo's pull over a real socket, and the agreement of the UI's step list with the provisioner's.
 
 use axum::http::{Method, StatusCode};
 use sqlx::PgPool;
@@ -26,8 +26,17 @@ async fn seed(db: &PgPool) {
 async fn the_members_endpoint_answers_one_customer_to_operator_tokens_only(pool: PgPool) {
     let db = support::fleet_db(&pool).await;
     seed(&db).await;
-    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let fleet = support::fleet_internal(db.clone());
     let path = "/api/internal/cluster-tenants/acme/members";
+    // Only on its own listener: the public one (behind the Ingress) does not have it.
+    let public = support::fleet(db.clone(), Features::default(), false);
+    let hidden = send(&public, Method::GET, path, None, true).await;
+    assert_eq!(hidden.status, StatusCode::NOT_FOUND, "{}", hidden.text);
+    assert_eq!(hidden.json()["code"], "NOT_FOUND");
+    // And the internal listener serves nothing else: no pages, no REST, no server functions.
+    for other in ["/cluster-tenants", "/api/v1/cluster-tenants", "/api/fleet/cluster-tenants/list"] {
+        assert_eq!(send(&fleet, Method::GET, other, None, true).await.status, StatusCode::NOT_FOUND, "{other}");
+    }
 
     let reply = send(&fleet, Method::GET, path, None, true).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
@@ -41,8 +50,9 @@ async fn the_members_endpoint_answers_one_customer_to_operator_tokens_only(pool:
     );
     assert_eq!(send(&fleet, Method::GET, path, None, false).await.status, StatusCode::UNAUTHORIZED);
     let owner = browser(&session_cookie(&db, "otto", false, false).await);
+    // The internal listener takes no session cookies: even the customer's owner is not a silo.
     let refused = send_as(&fleet, Method::GET, path, None, &owner).await;
-    assert_eq!(refused.status, StatusCode::FORBIDDEN, "even the customer's owner is not a silo: {}", refused.text);
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{}", refused.text);
     let missing = send(&fleet, Method::GET, "/api/internal/cluster-tenants/nobody/members", None, true).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert_eq!(send(&fleet, Method::GET, "/api/internal/other", None, true).await.status, StatusCode::NOT_FOUND);
@@ -51,7 +61,7 @@ async fn the_members_endpoint_answers_one_customer_to_operator_tokens_only(pool:
     let own = send(&fleet, Method::GET, "/api/internal/cluster-tenants/acme", None, true).await;
     assert_eq!(own.json()["displayName"], "Acme");
     let refused = send_as(&fleet, Method::GET, "/api/internal/cluster-tenants/acme", None, &owner).await;
-    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
 
     // A customer being deleted has no members any more.
     opencrane_fleet_db::provisioning::request_deletion(&db, "acme").await.unwrap();
@@ -74,7 +84,7 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let fleet = support::fleet_internal(db.clone());
     let server = tokio::spawn(opencrane::http::serve(listener, fleet, async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));

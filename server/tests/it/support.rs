@@ -67,6 +67,15 @@ pub fn fleet(pool: PgPool, features: Features, dev_identity: bool) -> Router {
     router(state, dev_identity, Scope::Fleet)
 }
 
+/// The fleet's internal API (its own listener in production), on the same test database.
+pub fn fleet_internal(pool: PgPool) -> Router {
+    let state = fleet::fleet_state(options(), pool, Some("example.com".into()), true, true, false);
+    opencrane::http::internal_router(
+        state,
+        AuthConfig::tokens_only(vec![("test".into(), TOKEN.into())], false, Scope::Fleet, true),
+    )
+}
+
 /// The silo router for ClusterTenant `acme`.
 pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
     let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };

@@ -39,7 +39,8 @@ async fn a_silo_credential_opens_only_its_own_customer_on_the_internal_api(pool:
     .unwrap();
     assert_eq!(stored.len(), 2);
     assert!(stored.iter().all(|h| *h != a && *h != b), "only the hashes are stored");
-    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let fleet = support::fleet_internal(db.clone());
+    let public = support::fleet(db.clone(), Features::default(), false);
 
     // Its own customer: the record and the members.
     let own = get(&fleet, "/api/internal/cluster-tenants/acme", &a).await;
@@ -58,7 +59,7 @@ async fn a_silo_credential_opens_only_its_own_customer_on_the_internal_api(pool:
 
     // A silo credential is no operator anywhere else on the fleet.
     for path in ["/api/v1/cluster-tenants", "/api/v1/cluster-tenants/acme", "/api/v1/auth/me"] {
-        let reply = get(&fleet, path, &a).await;
+        let reply = get(&public, path, &a).await;
         assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{path}: {}", reply.text);
     }
     let forged = opencrane_provision::credential::mint().unwrap();
@@ -69,7 +70,7 @@ async fn a_silo_credential_opens_only_its_own_customer_on_the_internal_api(pool:
 
     // Rotation (operators only, audited) revokes at once; the provisioner installs the next one.
     let rotate = "/api/v1/cluster-tenants/acme/silo-credential/rotate";
-    let rotated = send(&fleet, Method::POST, rotate, Some("{}"), true).await;
+    let rotated = send(&public, Method::POST, rotate, Some("{}"), true).await;
     assert_eq!(rotated.status, StatusCode::ACCEPTED, "{}", rotated.text);
     assert_eq!(rotated.json()["revoked"], true);
     assert!(!rotated.text.contains("ocs_"), "no credential in the answer");
