@@ -16,7 +16,9 @@ use crate::{
     pages::{
         fleet::{
             billing::BillingPage,
-            cluster_tenants::{ClusterTenantDetail, ClusterTenantList, EditClusterTenant, NewClusterTenant},
+            cluster_tenants::{
+                ClusterTenantDetail, ClusterTenantList, ClusterTenantMembers, EditClusterTenant, NewClusterTenant,
+            },
             home::FleetHome,
         },
         shared::{NotFound, audit::AuditLogPage, sessions::SessionsPage},
@@ -53,6 +55,7 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
                     <Route path=path!("/cluster-tenants/new") view=NewClusterTenant ssr=SsrMode::Async />
                     <Route path=path!("/cluster-tenants/:name") view=ClusterTenantDetail ssr=SsrMode::Async />
                     <Route path=path!("/cluster-tenants/:name/edit") view=EditClusterTenant ssr=SsrMode::Async />
+                    <Route path=path!("/cluster-tenants/:name/members") view=ClusterTenantMembers ssr=SsrMode::Async />
                     <Route path=path!("/billing") view=BillingPage ssr=SsrMode::Async />
                     <Route path=path!("/audit") view=|| view! { <AuditLogPage role=Role::Fleet /> } ssr=SsrMode::Async />
                     <Route path=path!("/sessions") view=|| view! { <SessionsPage role=Role::Fleet /> } ssr=SsrMode::Async />

@@ -43,6 +43,11 @@ pub enum Posted {
     },
     /// One's own billing account.
     BillingAccount,
+    /// Add a member to a customer, or change a member's role.
+    Member {
+        /// The customer.
+        cluster_tenant: String,
+    },
 }
 
 impl Posted {
@@ -161,7 +166,7 @@ mod server {
         Role,
         error::AppError,
         islands::{
-            fleet::{billing_account, cluster_tenant_editor},
+            fleet::{billing_account, cluster_tenant_editor, members},
             silo::portal_form,
         },
         model::fleet::cluster_tenant::ClusterTenantForm,
@@ -187,7 +192,9 @@ mod server {
         let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
         let role_matches = match &posted {
             Posted::Portal { .. } => state.role() == Role::Silo,
-            Posted::ClusterTenant { .. } | Posted::BillingAccount => state.role() == Role::Fleet,
+            Posted::ClusterTenant { .. } | Posted::BillingAccount | Posted::Member { .. } => {
+                state.role() == Role::Fleet
+            }
         };
         if !role_matches {
             return None;
@@ -212,6 +219,7 @@ mod server {
             Posted::Portal { .. } => portal_keys.iter().any(|k| k == key),
             Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
             Posted::BillingAccount => key == "displayName",
+            Posted::Member { .. } => members::shows(key),
         };
         let run = async {
             match posted.clone() {
@@ -227,6 +235,9 @@ mod server {
                     cluster_tenant_editor::save(input, editing, &state.ui_context().validation).await
                 }
                 Posted::BillingAccount => billing_account::save(lookup("displayName")).await,
+                Posted::Member { cluster_tenant } => {
+                    members::save(cluster_tenant, lookup("subject"), lookup("role")).await
+                }
             }
         };
         let result: Result<String, AppError> = owner.with(|| ScopedFuture::new_untracked(run)).await;

@@ -14,6 +14,7 @@ use crate::{
             ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
             TerminationPolicy,
         },
+        fleet::members::{MemberChange, MemberRequest, MemberView},
         fleet::provisioning::{ProvisioningView, StepId},
         session::{RevokeSessions, SessionView},
     },
@@ -84,6 +85,34 @@ pub async fn retry_provisioning(name: String, step: Option<StepId>) -> Result<()
 pub async fn set_cluster_tenant_suspended(name: String, suspended: bool) -> Result<ClusterTenant, AppError> {
     let (state, caller) = request_context()?;
     respond(service::fleet::cluster_tenants::set_suspended(&state, &caller, &name, suspended).await)
+}
+
+/// A customer's members, owners first.
+#[server(prefix = "/api/fleet", endpoint = "members/list", input = Json)]
+pub async fn list_members(name: String) -> Result<Vec<MemberView>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::list(&state, &caller, &name).await)
+}
+
+/// Adds a member (taking a seat) or changes a member's role.
+#[server(prefix = "/api/fleet", endpoint = "members/add", input = Json)]
+pub async fn add_member(name: String, request: MemberRequest) -> Result<MemberChange, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::add(&state, &caller, &name, request).await)
+}
+
+/// Suspends (frees the seat) or reactivates (takes a seat) a member.
+#[server(prefix = "/api/fleet", endpoint = "members/suspend", input = Json)]
+pub async fn set_member_suspended(name: String, subject: String, suspended: bool) -> Result<MemberView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::set_suspended(&state, &caller, &name, &subject, suspended).await)
+}
+
+/// Removes a member.
+#[server(prefix = "/api/fleet", endpoint = "members/remove", input = Json)]
+pub async fn remove_member(name: String, subject: String) -> Result<(), AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::remove(&state, &caller, &name, &subject).await)
 }
 
 /// The caller's own billing account, if any.

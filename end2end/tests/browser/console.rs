@@ -1,5 +1,5 @@
 //! The console in a real browser: hydration works — validation runs in the island as the admin
-//! types — and the create and delete flows work end to end.
+//! types — and the create, members and delete flows work end to end.
 
 use opencrane_e2e::{Browser, DevServer, wait_for};
 
@@ -66,6 +66,27 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     let row = browser.wait("a[href='/cluster-tenants/e2e-acme']");
     assert_eq!(browser.text(&row), "e2e-acme");
     assert!(browser.page_text().contains("1 / 12"), "seats used / cap in the list");
+
+    // Members: add one, suspend her (her seat is freed), then remove her after a confirmation.
+    browser.goto(&format!("{}/cluster-tenants/e2e-acme/members", server.fleet_url));
+    assert!(browser.page_text().contains("1 of 12 seats in use"), "the creator holds the first seat");
+    let subject = browser.wait("#member-subject");
+    browser.type_text(&subject, "e2e-ana");
+    browser.click(&browser.wait("#member-form button[type=submit]"));
+    wait_for("the member to be added", || browser.url().contains("saved=member-added").then_some(()));
+    assert!(browser.page_text().contains("2 of 12 seats in use"));
+    wait_for("the suspension (once the row's island is live)", || {
+        if let Some(button) = browser.find("button[aria-label='Suspend e2e-ana']") {
+            browser.click(&button);
+        }
+        browser.page_text().contains("1 of 12 seats in use").then_some(())
+    });
+    wait_for("the removal's confirmation", || {
+        browser.click(&browser.wait("button[aria-label='Remove e2e-ana']"));
+        browser.find(".confirm .confirm-go")
+    });
+    browser.click(&browser.wait(".confirm .confirm-go"));
+    wait_for("the member to be gone", || (!browser.page_text().contains("e2e-ana")).then_some(()));
 
     // Delete: the confirm button stays disabled until the exact name is typed.
     browser.goto(&format!("{}/cluster-tenants/e2e-acme", server.fleet_url));

@@ -193,3 +193,76 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
     assert!(refused.status.is_client_error(), "{}", refused.status);
     assert!(!refused.text.contains("sk-never-shown-again"), "the key is not in the page");
 }
+
+#[sqlx::test(migrations = false)]
+async fn the_members_page_lists_seats_and_its_form_works_without_wasm(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name, seat_cap) VALUES ('acme', 'Acme', 2)")
+        .execute(&db)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner')")
+        .execute(&db)
+        .await
+        .unwrap();
+    let fleet = support::fleet_signed_in(db.clone());
+    let owner = support::session_cookie(&db, "otto", false, false).await;
+    let nav = form_headers(&owner, "same-origin");
+
+    let page = send_as(&fleet, Method::GET, "/cluster-tenants/acme/members", None, &nav).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert!(page.text.contains("Members of Acme"));
+    assert!(page.text.contains("1 of 2 seats in use"), "seat use against the cap");
+    assert!(page.text.contains(">otto<"), "the owner is listed");
+    assert!(page.text.contains("MemberActions"), "row actions for those who may manage");
+    let hidden = hidden_fields(&page.text, "member-form");
+
+    let added = send_as(
+        &fleet,
+        Method::POST,
+        "/cluster-tenants/acme/members",
+        Some(&encode(&hidden, &[("subject", "ana"), ("role", "admin")])),
+        &nav,
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.text);
+    assert_eq!(added.headers["location"], "/cluster-tenants/acme/members?saved=member-added");
+    let after = send_as(&fleet, Method::GET, "/cluster-tenants/acme/members?saved=member-added", None, &nav).await;
+    assert!(after.text.contains("Member added"));
+    assert!(after.text.contains("2 of 2 seats in use"));
+
+    // The seat cap is the server's: refused with its words, what was typed kept.
+    let full = send_as(
+        &fleet,
+        Method::POST,
+        "/cluster-tenants/acme/members",
+        Some(&encode(&hidden, &[("subject", "bo"), ("role", "member")])),
+        &nav,
+    )
+    .await;
+    assert_eq!(full.status, StatusCode::CONFLICT, "{}", full.text);
+    assert!(full.text.contains(r#"value="bo""#), "the subject is kept");
+    assert!(full.text.to_lowercase().contains("seat"), "the refusal says why");
+
+    // A member who may not manage gets neither the list nor the form, and a post is refused.
+    sqlx::query("UPDATE cluster_tenants SET seat_cap = 3 WHERE name = 'acme'").execute(&db).await.unwrap();
+    sqlx::query("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'mia', 'member')")
+        .execute(&db)
+        .await
+        .unwrap();
+    let mia = form_headers(&support::session_cookie(&db, "mia", false, false).await, "same-origin");
+    // (A plain member does not administer the customer on the fleet: the page is refused.)
+    let read_only = send_as(&fleet, Method::GET, "/cluster-tenants/acme/members", None, &mia).await;
+    assert_eq!(read_only.status, StatusCode::FORBIDDEN);
+    assert!(!read_only.text.contains(r#"id="member-form""#), "no form for a member");
+    assert!(!read_only.text.contains(">ana<"), "no member list for a member");
+    let refused = send_as(
+        &fleet,
+        Method::POST,
+        "/cluster-tenants/acme/members",
+        Some(&encode(&hidden, &[("subject", "eve"), ("role", "owner")])),
+        &mia,
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "the post is checked like the call: {}", refused.status);
+}

@@ -1,0 +1,174 @@
+//! A customer's members on the fleet: the add-or-change form (a posted form without wasm too, see
+//! [`crate::forms`]) and each member's row actions (suspend, reactivate, remove after a
+//! confirmation). The seat cap and the last-owner rule are the server's; their refusals are shown
+//! in words where the action was taken.
+
+use leptos::{ev, prelude::*, task::spawn_local};
+
+use crate::{
+    api::fleet::{add_member, remove_member, set_member_suspended},
+    components::form::Field,
+    error::{AppError, FieldErrors},
+    forms::{self, Posted},
+    model::{fleet::members::MemberRequest, href::url_encode},
+};
+
+const FORM_ID: &str = "member-form";
+const SUBJECT_ID: &str = "member-subject";
+const ROLE_ID: &str = "member-role";
+const ROLES: [(&str, &str); 3] = [("member", "Member"), ("admin", "Admin"), ("owner", "Owner")];
+
+/// The members page of `cluster_tenant`, with `saved` saying what a form did.
+fn members_page(cluster_tenant: &str, saved: &str) -> String {
+    format!("/cluster-tenants/{}/members?saved={saved}", url_encode(cluster_tenant))
+}
+
+/// Adds `subject` with `role`, or changes their role; the page to go to next. The island and the
+/// no-wasm post both end here.
+pub(crate) async fn save(cluster_tenant: String, subject: String, role: String) -> Result<String, AppError> {
+    let change = add_member(cluster_tenant.clone(), MemberRequest { subject, role: Some(role) }).await?;
+    Ok(members_page(&cluster_tenant, if change.created { "member-added" } else { "member-changed" }))
+}
+
+/// What the members page says after `saved`.
+pub fn confirmation(saved: &str) -> Option<&'static str> {
+    match saved {
+        "member-added" => Some("Member added; they take a seat."),
+        "member-changed" => Some("Role changed."),
+        _ => None,
+    }
+}
+
+/// The add-or-change form.
+#[component]
+pub fn MemberForm(cluster_tenant: String) -> impl IntoView {
+    let (subject, role, errors, message) = match forms::echo(FORM_ID) {
+        Some(echo) => (
+            echo.value("subject").unwrap_or_default(),
+            echo.value("role").unwrap_or_else(|| "member".into()),
+            echo.errors,
+            echo.message,
+        ),
+        None => (String::new(), "member".to_owned(), FieldErrors::new(), None),
+    };
+    view! { <AddMember cluster_tenant subject role errors message /> }
+}
+
+#[island]
+fn AddMember(
+    cluster_tenant: String,
+    subject: String,
+    role: String,
+    /// Messages from a post answered without wasm.
+    errors: FieldErrors,
+    /// The sentence for it.
+    message: Option<String>,
+) -> impl IntoView {
+    let initial_subject = subject.clone();
+    let initial_role = role.clone();
+    let subject = RwSignal::new(forms::typed(SUBJECT_ID).unwrap_or(subject));
+    let role = RwSignal::new(forms::typed(ROLE_ID).unwrap_or(role));
+    let errors = RwSignal::new(errors);
+    let banner = RwSignal::new(message);
+    let pending = RwSignal::new(false);
+    let posted = Posted::Member { cluster_tenant: cluster_tenant.clone() }.hidden();
+    let cluster_tenant = StoredValue::new(cluster_tenant);
+    let submit = move |ev: ev::SubmitEvent| {
+        ev.prevent_default();
+        pending.set(true);
+        spawn_local(async move {
+            match save(cluster_tenant.get_value(), subject.get_untracked(), role.get_untracked()).await {
+                Ok(href) => crate::islands::navigate(&href),
+                Err(err) => {
+                    banner.set(crate::islands::silo::portal_form::summary(&err, shows));
+                    errors.set(err.field_errors());
+                    pending.set(false);
+                }
+            }
+        });
+    };
+    let error_of = move |key: &'static str| Signal::derive(move || errors.with(|e| e.get(key).map(str::to_owned)));
+    view! {
+        <form class="form narrow" id=FORM_ID method="post" novalidate on:submit=submit>
+            <input type="hidden" name=forms::FORM value=FORM_ID />
+            <input type="hidden" name=forms::TARGET value=posted />
+            {move || banner.get().map(|b| view! { <p class="error" role="alert">{b}</p> })}
+            <Field id=SUBJECT_ID label="Subject" required=true hint="The person's id at the identity provider (the token's sub claim). An existing member's role is changed." error=error_of("subject")>
+                <input id=SUBJECT_ID name="subject" type="text" autocomplete="off" spellcheck="false" value=initial_subject
+                    prop:value=move || subject.get() on:input=move |ev| subject.set(event_target_value(&ev)) />
+            </Field>
+            <Field id=ROLE_ID label="Role" error=error_of("role")>
+                <select id=ROLE_ID name="role" on:change=move |ev| role.set(event_target_value(&ev))>
+                    {ROLES.map(|(value, label)| view! { <option value=value selected=value == initial_role>{label}</option> })}
+                </select>
+            </Field>
+            <div class="form-actions">
+                <button type="submit" class="btn primary" disabled=move || pending.get()>"Add or change"</button>
+            </div>
+        </form>
+    }
+}
+
+/// Whether the form shows a message for the error key `field`.
+pub fn shows(field: &str) -> bool {
+    matches!(field, "subject" | "role")
+}
+
+/// Suspend or reactivate, and remove (after a confirmation), for one member.
+#[island]
+pub fn MemberActions(cluster_tenant: String, subject: String, suspended: bool) -> impl IntoView {
+    let pending = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let asking = RwSignal::new(false);
+    let target = StoredValue::new((cluster_tenant, subject.clone()));
+    let finish = move |result: Result<(), AppError>| match result {
+        Ok(()) => {
+            let (ct, _) = target.get_value();
+            crate::islands::navigate(&format!("/cluster-tenants/{}/members", url_encode(&ct)));
+        }
+        Err(err) => {
+            error.set(Some(err.to_string()));
+            pending.set(false);
+        }
+    };
+    let toggle = move |_| {
+        pending.set(true);
+        spawn_local(async move {
+            let (ct, who) = target.get_value();
+            finish(set_member_suspended(ct, who, !suspended).await.map(drop));
+        });
+    };
+    let remove = move |_| {
+        pending.set(true);
+        spawn_local(async move {
+            let (ct, who) = target.get_value();
+            finish(remove_member(ct, who).await);
+        });
+    };
+    let (toggle_label, toggle_title) = if suspended {
+        ("Reactivate", "Give access back (takes a seat)")
+    } else {
+        ("Suspend", "Take access away (frees the seat)")
+    };
+    let toggle_aria = format!("{toggle_label} {subject}");
+    let remove_aria = format!("Remove {subject}");
+    let question = format!("Remove {subject}? They lose access to the silo and their seat is freed.");
+    view! {
+        <span class="row-action">
+            <button type="button" class="btn small" title=toggle_title aria-label=toggle_aria on:click=toggle disabled=move || pending.get()>
+                {toggle_label}
+            </button>
+            <button type="button" class="btn danger small" aria-label=remove_aria on:click=move |_| asking.set(true) disabled=move || pending.get()>
+                "Remove"
+            </button>
+            {move || asking.get().then(|| view! {
+                <span class="confirm" role="group">
+                    <span>{question.clone()}</span>
+                    <button type="button" class="btn danger small confirm-go" on:click=remove disabled=move || pending.get()>"Yes, remove"</button>
+                    <button type="button" class="btn ghost small" on:click=move |_| asking.set(false)>"Cancel"</button>
+                </span>
+            })}
+            {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+        </span>
+    }
+}
