@@ -43,6 +43,8 @@ pub enum Posted {
     },
     /// One's own billing account.
     BillingAccount,
+    /// A new access token of the silo (its secret is shown once, on the page the post answers).
+    Token,
     /// Add a member to a customer, or change a member's role.
     Member {
         /// The customer.
@@ -69,9 +71,18 @@ pub struct FormEcho {
     pub errors: FieldErrors,
     /// The message for the whole form.
     pub message: Option<String>,
+    /// A token just created: the page shows its secret, once (the answer is never cached).
+    #[serde(default)]
+    pub created_token: Option<crate::model::session::CreatedAccessToken>,
 }
 
 impl FormEcho {
+    /// This echo, for the form `form`.
+    #[must_use]
+    pub fn named(self, form: &str) -> Self {
+        Self { form: form.to_owned(), ..self }
+    }
+
     /// The posted value of `key` (repeated keys joined by newlines), if it was posted.
     pub fn value(&self, key: &str) -> Option<String> {
         let all: Vec<&str> = self.values.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect();
@@ -164,22 +175,23 @@ mod server {
     use super::{FORM, FormEcho, Posted, TARGET, local_path, with_query};
     use crate::{
         Role,
+        api::silo::create_token,
         error::AppError,
         islands::{
             fleet::{billing_account, cluster_tenant_editor, members},
             silo::portal_form,
         },
-        model::fleet::cluster_tenant::ClusterTenantForm,
+        model::{fleet::cluster_tenant::ClusterTenantForm, session::NewAccessTokenRequest},
         state::AppState,
     };
 
     /// How a posted form was answered.
-    #[derive(Debug)]
     pub enum Outcome {
         /// Done: send the browser here (303).
         Redirect(String),
-        /// Refused: render the page again with this echo, with this HTTP status.
-        Invalid(FormEcho, u16),
+        /// Render the page again with this echo, with this HTTP status: refused (the values and
+        /// messages), or done with something shown once (a new token's secret).
+        Render(Box<FormEcho>, u16),
     }
 
     /// Runs a form posted without wasm. `None` when the post is not one of this role's forms.
@@ -191,7 +203,7 @@ mod server {
         let field = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
         let role_matches = match &posted {
-            Posted::Portal { .. } => state.role() == Role::Silo,
+            Posted::Portal { .. } | Posted::Token => state.role() == Role::Silo,
             Posted::ClusterTenant { .. } | Posted::BillingAccount | Posted::Member { .. } => {
                 state.role() == Role::Fleet
             }
@@ -211,6 +223,24 @@ mod server {
             provide_context(state.clone());
             provide_context(parts.clone());
         });
+        if posted == Posted::Token {
+            let request = NewAccessTokenRequest {
+                name: lookup("name"),
+                role: lookup("role"),
+                expires_in_days: lookup("expiresInDays").trim().parse().ok(),
+            };
+            let created = owner.with(|| ScopedFuture::new_untracked(create_token(request))).await;
+            return Some(match created {
+                Ok(token) => Outcome::Render(
+                    Box::new(FormEcho { created_token: Some(token), ..FormEcho::default() }.named(&form)),
+                    201,
+                ),
+                Err(err) => {
+                    let message = portal_form::summary(&err, |key| key == "name");
+                    Outcome::Render(Box::new(FormEcho { errors: err.field_errors(), message, ..echo }), err.status())
+                }
+            });
+        }
         let portal_keys: Vec<String> = match &posted {
             Posted::Portal { kinds, .. } => kinds.iter().map(|(k, _)| k.clone()).collect(),
             _ => Vec::new(),
@@ -220,6 +250,7 @@ mod server {
             Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
             Posted::BillingAccount => key == "displayName",
             Posted::Member { .. } => members::shows(key),
+            Posted::Token => key == "name",
         };
         let run = async {
             match posted.clone() {
@@ -238,6 +269,8 @@ mod server {
                 Posted::Member { cluster_tenant } => {
                     members::save(cluster_tenant, lookup("subject"), lookup("role")).await
                 }
+                // Answered above: a new token renders its secret instead of redirecting.
+                Posted::Token => Err(AppError::Internal { request_id: "-".into() }),
             }
         };
         let result: Result<String, AppError> = owner.with(|| ScopedFuture::new_untracked(run)).await;
@@ -246,7 +279,7 @@ mod server {
             Err(err) => {
                 let status = err.status();
                 let message = portal_form::summary(&err, shown);
-                Outcome::Invalid(FormEcho { errors: err.field_errors(), message, ..echo.clone() }, status)
+                Outcome::Render(Box::new(FormEcho { errors: err.field_errors(), message, ..echo.clone() }), status)
             }
         })
     }

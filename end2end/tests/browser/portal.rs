@@ -176,4 +176,19 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     open_details(&browser, "defaults");
     choose(&browser, "defaults-scope", "user");
     assert!(submit_for_error(&browser, "defaults", "target").contains("user"));
+
+    // An access token: its secret is shown once, without the stale "No tokens yet" below it.
+    browser.goto(&format!("{silo}/tokens"));
+    assert!(browser.page_text().contains("No tokens yet"));
+    fill(&browser, "token-name", "ci pipeline");
+    wait_for("the new token's secret", || {
+        if let Some(button) = browser.find("form button[type=submit]") {
+            browser.click(&button);
+        }
+        browser.find("#new-token")
+    });
+    let page = browser.page_text();
+    assert!(page.contains("created") && !page.contains("No tokens yet"), "one truth on the page: {page}");
+    browser.click(&browser.wait("a[href='/tokens']"));
+    wait_for("the list with the new token", || browser.page_text().contains("ci pipeline").then_some(()));
 }

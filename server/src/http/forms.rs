@@ -45,12 +45,12 @@ pub async fn handle(State(state): State<AppState>, req: Request, next: Next) -> 
             (StatusCode::BAD_REQUEST, "This form cannot be sent here. Reload the page and try again.").into_response()
         }
         Some(Outcome::Redirect(href)) => Redirect::to(&href).into_response(),
-        Some(Outcome::Invalid(echo, status)) => {
+        Some(Outcome::Render(echo, status)) => {
             // Render the page itself (a GET of the same URL), with the echo for its form.
             parts.method = Method::GET;
             parts.headers.remove(header::CONTENT_TYPE);
             parts.headers.remove(header::CONTENT_LENGTH);
-            parts.extensions.insert(echo);
+            parts.extensions.insert(*echo);
             let mut response = next.run(Request::from_parts(parts, Body::empty())).await;
             if response.status() == StatusCode::OK {
                 *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);

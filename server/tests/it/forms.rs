@@ -185,6 +185,31 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
     assert!(after.text.contains("User created."), "the page confirms what the form did");
     assert!(after.text.contains("Ana Lima"));
 
+    // A new access token without wasm: the answer is the page with the secret, once, never cached.
+    let tokens = send_as(&silo, Method::GET, "/tokens", None, &nav).await;
+    let hidden = hidden_fields(&tokens.text, "token-form");
+    let blank =
+        send_as(&silo, Method::POST, "/tokens", Some(&encode(&hidden, &[("name", ""), ("role", "member")])), &nav)
+            .await;
+    assert_eq!(blank.status, StatusCode::BAD_REQUEST);
+    assert!(!error_under(&blank, "token-name").is_empty(), "the message sits under the name");
+    let made = send_as(
+        &silo,
+        Method::POST,
+        "/tokens",
+        Some(&encode(&hidden, &[("name", "ci pipeline"), ("role", "member"), ("expiresInDays", "30")])),
+        &nav,
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    assert_eq!(made.headers["cache-control"], "no-store");
+    assert!(made.text.contains(r#"id="new-token""#) && made.text.contains("ocp_"), "the secret is shown");
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM access_tokens WHERE name = 'ci pipeline'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(stored, 1);
+
     // A secret is never echoed back into the page.
     let models = send_as(&silo, Method::GET, "/models", None, &nav).await;
     let hidden = hidden_fields(&models.text, "new-credential");

@@ -1,23 +1,49 @@
 //! Creating an access token: the secret is shown once, with a copy button; and revoking one.
+//! The form also works without wasm ([`crate::forms`]): the post is answered with this page
+//! showing the secret, never cached.
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
 use crate::{
     api::silo::{create_token, revoke_token},
     components::form::Field,
+    forms::{self, Posted},
     model::session::{CreatedAccessToken, NewAccessTokenRequest},
 };
 
-/// The "new token" form.
-#[island]
+const FORM_ID: &str = "token-form";
+
+/// The "new token" form; when this page answers its own post, the new secret (or the refusal).
+#[component]
 pub fn TokenForm() -> impl IntoView {
-    let name = RwSignal::new(String::new());
-    let role = RwSignal::new("member".to_owned());
-    let days = RwSignal::new("90".to_owned());
+    let (created, name, name_error, error) = match forms::echo(FORM_ID) {
+        Some(echo) => (
+            echo.created_token.clone(),
+            echo.value("name").unwrap_or_default(),
+            echo.errors.get("name").map(str::to_owned),
+            echo.message.filter(|_| echo.created_token.is_none()),
+        ),
+        None => (None, String::new(), None, None),
+    };
+    view! { <NewToken created name name_error error /> }
+}
+
+#[island]
+fn NewToken(
+    /// A token created by a post answered without wasm.
+    created: Option<CreatedAccessToken>,
+    name: String,
+    name_error: Option<String>,
+    error: Option<String>,
+) -> impl IntoView {
+    let initial_name = StoredValue::new(name.clone());
+    let name = RwSignal::new(forms::typed("token-name").unwrap_or(name));
+    let role = RwSignal::new(forms::typed("token-role").unwrap_or_else(|| "member".to_owned()));
+    let days = RwSignal::new(forms::typed("token-expiry").unwrap_or_else(|| "90".to_owned()));
     let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let name_error = RwSignal::new(None::<String>);
-    let created = RwSignal::new(None::<CreatedAccessToken>);
+    let error = RwSignal::new(error);
+    let name_error = RwSignal::new(name_error);
+    let created = RwSignal::new(created);
     let copied = RwSignal::new(false);
     let submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
@@ -62,7 +88,7 @@ pub fn TokenForm() -> impl IntoView {
                             <button type="button" class="btn primary" on:click=copy>
                                 {move || if copied.get() { "Copied" } else { "Copy" }}
                             </button>
-                            <a class="btn ghost" href="/tokens">"Done"</a>
+                            <a class="btn ghost" href="/tokens">"Done: show all tokens"</a>
                         </div>
                     </section>
                 }
@@ -70,18 +96,20 @@ pub fn TokenForm() -> impl IntoView {
             }
             None => {
                 view! {
-                    <form class="form narrow" on:submit=submit>
+                    <form class="form narrow" id=FORM_ID method="post" novalidate on:submit=submit>
+                        <input type="hidden" name=forms::FORM value=FORM_ID />
+                        <input type="hidden" name=forms::TARGET value=Posted::Token.hidden() />
                         <Field id="token-name" label="Name" required=true hint="What the token is for, e.g. “CI pipeline”." error=Signal::derive(move || name_error.get())>
-                            <input id="token-name" type="text" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
+                            <input id="token-name" name="name" type="text" value=initial_name.get_value() prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
                         </Field>
                         <Field id="token-role" label="Role" error=Signal::derive(|| None::<String>)>
-                            <select id="token-role" on:change=move |ev| role.set(event_target_value(&ev))>
+                            <select id="token-role" name="role" on:change=move |ev| role.set(event_target_value(&ev))>
                                 <option value="member" selected=true>"member"</option>
                                 <option value="admin">"admin"</option>
                             </select>
                         </Field>
                         <Field id="token-expiry" label="Expires" error=Signal::derive(|| None::<String>)>
-                            <select id="token-expiry" on:change=move |ev| days.set(event_target_value(&ev))>
+                            <select id="token-expiry" name="expiresInDays" on:change=move |ev| days.set(event_target_value(&ev))>
                                 <option value="7">"in 7 days"</option>
                                 <option value="30">"in 30 days"</option>
                                 <option value="90" selected=true>"in 90 days"</option>

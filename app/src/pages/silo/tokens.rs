@@ -28,7 +28,9 @@ pub fn TokensPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match list_tokens().await {
-                    Ok(tokens) => view! { <TokenForm /> <TokenTable tokens /> }.into_any(),
+                    // While a new token's secret is shown, the (older) list below is hidden: it
+                    // is read again on "Done" (`.tokens:has(.secret)` in the stylesheet).
+                    Ok(tokens) => view! { <div class="tokens"><TokenForm /> <div class="token-list"><TokenTable tokens /></div></div> }.into_any(),
                     Err(error) => view! { <ErrorView error /> }.into_any(),
                 }
             })}
