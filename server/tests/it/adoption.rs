@@ -128,6 +128,8 @@ async fn an_invalid_resource_is_refused_in_its_status_with_the_field_named(pool:
     let ownerless = resource("beta", &json!({"owner": null}));
     let applied = resources.patch("beta", &PatchParams::apply("kubectl"), &Patch::Apply(ownerless)).await.unwrap();
     backend.observe_resource(&db, &registry, &applied).await.unwrap();
-    let status = resources.get("beta").await.unwrap().status.unwrap();
-    assert!(status.message.unwrap_or_default().contains("owner.subject"), "the same rule as an API create");
+    // Without an owner, the same rule as an operator's API create: adopted, with no owner yet.
+    let adopted = opencrane_fleet_db::cluster_tenants::get(&db, "beta").await.unwrap();
+    assert_eq!(adopted.name, "beta");
+    assert!(opencrane_fleet_db::memberships::list(&db, "beta").await.unwrap().is_empty(), "no owner yet");
 }

@@ -144,7 +144,8 @@ async fn duplicates_conflict_without_touching_the_stored_row(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn callers_need_a_valid_token(pool: PgPool) {
-    let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), false);
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
     let anonymous = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, false).await;
     assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
     assert_eq!(anonymous.json()["code"], "UNAUTHORIZED");
@@ -155,12 +156,19 @@ async fn callers_need_a_valid_token(pool: PgPool) {
         .unwrap();
     let res = tower::ServiceExt::oneshot(fleet.clone(), req).await.unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
-    // A token caller must name the owner: machines cannot own customers.
-    let mut body: serde_json::Value = serde_json::from_str(&create_body("acme")).unwrap();
+    // An operator's token may create a customer without an owner (the original's clients do, then
+    // add members): machines own nothing, so it starts with none and provisioning still runs.
+    let mut body: serde_json::Value = serde_json::from_str(&create_body("ownerless")).unwrap();
     body.as_object_mut().unwrap().remove("owner");
     let ownerless = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&body.to_string()), true).await;
-    assert_eq!(ownerless.status, StatusCode::BAD_REQUEST);
-    assert!(ownerless.json()["fields"]["owner.subject"].is_string());
+    assert_eq!(ownerless.status, StatusCode::CREATED, "{}", ownerless.text);
+    assert_eq!(ownerless.json()["seatsUsed"], 0, "{}", ownerless.text);
+    let members = send(&fleet, Method::GET, "/api/v1/cluster-tenants/ownerless/members", None, true).await;
+    assert_eq!(members.json(), serde_json::json!([]));
+    let due = opencrane_fleet_db::provisioning::due(&db).await.unwrap();
+    assert!(due.iter().any(|d| d.name == "ownerless"), "provisioning runs");
+    let page = send(&fleet, Method::GET, "/cluster-tenants/ownerless/members", None, true).await;
+    assert!(page.text.contains("no active owner yet"), "the members page says so: {}", page.status);
 }
 
 /// Deterministic pseudo-random bodies (a small LCG, so failures reproduce): whatever arrives,

@@ -225,7 +225,9 @@ fn checked_spec(fleet: &FleetSettings, req: &ClusterTenantCreateRequest) -> Resu
     Ok(spec)
 }
 
-/// Creates a ClusterTenant in phase `pending`, with its first Owner, in one transaction.
+/// Creates a ClusterTenant in phase `pending`, with its first Owner, in one transaction. A
+/// platform operator's machine caller (an API token, as the original's clients use) may create it
+/// without one: it starts with no owner (the members page says so) and provisioning still runs.
 pub async fn create(
     state: &AppState,
     caller: &Caller,
@@ -251,11 +253,13 @@ pub async fn create(
     let named_owner = req.owner.as_ref().map(|o| o.subject.trim()).filter(|s| !s.is_empty());
     let owner = match named_owner {
         // Only operators may make someone else the owner.
-        Some(subject) if principal.is_platform_operator => subject.to_owned(),
+        Some(subject) if principal.is_platform_operator => Some(subject.to_owned()),
         Some(subject) if subject != principal.subject => {
             return Err(AppError::field("owner.subject", "You can only create customers that you own."));
         }
-        _ if principal.is_person() => principal.subject.clone(),
+        _ if principal.is_person() => Some(principal.subject.clone()),
+        // Machines own nothing: an operator's token creates a customer without an owner.
+        _ if principal.is_platform_operator => None,
         _ => {
             return Err(AppError::field(
                 "owner.subject",
@@ -263,7 +267,7 @@ pub async fn create(
             ));
         }
     };
-    if owner.chars().count() > 255 {
+    if owner.as_ref().is_some_and(|o| o.chars().count() > 255) {
         return Err(AppError::field("owner.subject", "Subject is longer than 255 characters."));
     }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
@@ -291,16 +295,18 @@ pub async fn create(
     }
     let row =
         db::insert(&mut *tx, &spec.name, &desired(&spec, &quota)).await.map_err(|e| write_failure(caller, &spec, e))?;
-    memberships::upsert(&mut tx, &spec.name, &owner, "owner").await.map_err(|e| match e {
-        memberships::MembershipError::Db(db) => db_failure(caller, db),
-        other => internal(caller, &other),
-    })?;
+    if let Some(owner) = &owner {
+        memberships::upsert(&mut tx, &spec.name, owner, "owner").await.map_err(|e| match e {
+            memberships::MembershipError::Db(db) => db_failure(caller, db),
+            other => internal(caller, &other),
+        })?;
+    }
     let meta = json!({ "owner": owner, "isolationTier": spec.isolation_tier.as_str(), "seatCap": spec.seat_cap });
     record(&mut *tx, caller, "cluster_tenant.create", &spec.name, "success", meta).await?;
     provisioning::notify(&mut *tx, &spec.name).await.or_fail(caller)?;
     tx.commit().await.or_fail(caller)?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %spec.name, actor = %principal.subject, "cluster tenant created");
-    to_wire(row, Some(1)).map_err(|e| internal(caller, &e))
+    to_wire(row, Some(i64::from(owner.is_some()))).map_err(|e| internal(caller, &e))
 }
 
 /// Applies an update to a ClusterTenant's desired state.
