@@ -150,16 +150,56 @@ pub fn typed_checked(id: &str) -> Option<bool> {
 }
 
 /// `href` when it is a path on this server, else `/` (a posted `done` never sends the browser
-/// elsewhere).
+/// elsewhere). Browsers drop tabs and newlines from URLs and read `\` as `/`, so `/\t/evil`
+/// would become `//evil`: any control character, space or backslash is refused too.
 pub fn local_path(href: &str) -> String {
-    let local = href.starts_with('/') && !href.starts_with("//") && !href.contains(['\\', '\r', '\n']);
+    let local = href.starts_with('/')
+        && !href.starts_with("//")
+        && !href.chars().any(|c| c == '\\' || c.is_control() || c.is_whitespace());
     if local { href.to_owned() } else { "/".to_owned() }
 }
 
-/// `href` with `key=value` added to its query.
+/// `href` with `key=value` added to its query (the value URL-encoded).
 pub fn with_query(href: &str, key: &str, value: &str) -> String {
     let sep = if href.contains('?') { '&' } else { '?' };
-    format!("{href}{sep}{key}={value}")
+    format!("{href}{sep}{key}={}", crate::model::href::url_encode(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_posted_done_stays_on_this_server() {
+        for good in ["/users", "/users/jane?tab=keys", "/cluster-tenants/acme/members"] {
+            assert_eq!(local_path(good), good);
+        }
+        for bad in [
+            "https://evil.example",
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil",
+            "/ /evil",
+            "users",
+            "",
+        ] {
+            assert_eq!(local_path(bad), "/", "{bad:?}");
+        }
+        assert_eq!(with_query("/users", "saved", "new user"), "/users?saved=new%20user");
+        assert_eq!(with_query("/users?page=2", "saved", "x"), "/users?page=2&saved=x");
+    }
+
+    #[test]
+    fn an_echo_joins_repeated_keys_and_knows_what_was_not_posted() {
+        let echo = FormEcho {
+            values: vec![("groups".into(), "a".into()), ("name".into(), "n".into()), ("groups".into(), "b".into())],
+            ..FormEcho::default()
+        };
+        assert_eq!(echo.value("groups").as_deref(), Some("a\nb"));
+        assert_eq!(echo.value("name").as_deref(), Some("n"));
+        assert_eq!(echo.value("missing"), None);
+    }
 }
 
 #[cfg(feature = "ssr")]
