@@ -212,6 +212,8 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
 
     // A secret is never echoed back into the page.
     let models = send_as(&silo, Method::GET, "/models", None, &nav).await;
+    // Empty tables say what they are and how to fill them.
+    assert!(models.text.contains("No fallback chains") && models.text.contains("No default models"));
     let hidden = hidden_fields(&models.text, "new-credential");
     let keys = [("name", "Bad Name!"), ("provider", "openai"), ("apiKey", "sk-never-shown-again")];
     let refused = send_as(&silo, Method::POST, "/models", Some(&encode(&hidden, &keys)), &nav).await;

@@ -138,6 +138,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             </tr>
         })
         .collect_view();
+    let (no_fallbacks, no_defaults) = (o.fallbacks.is_empty(), o.defaults.is_empty());
     let fallbacks = o
         .fallbacks
         .iter()
@@ -184,7 +185,11 @@ fn Models(o: ModelsOverview) -> impl IntoView {
         </section>
         <section>
             <h2>"Fallbacks"</h2>
-            <DataTable headers=&["Model", "Falls back to"]>{fallbacks}</DataTable>
+            {if no_fallbacks {
+                view! { <EmptyState title="No fallback chains" body="When a model fails or is rate-limited, a chain tries the next model instead. Set one below once models are defined." /> }.into_any()
+            } else {
+                view! { <DataTable headers=&["Model", "Falls back to"]>{fallbacks}</DataTable> }.into_any()
+            }}
             {has_models.then(|| view! {
                 <details class="card" open=forms::echoed("fallbacks")>
                     <summary>"Set a fallback chain"</summary>
@@ -195,7 +200,11 @@ fn Models(o: ModelsOverview) -> impl IntoView {
         <section>
             <h2>"Default models"</h2>
             <p class="muted">"A request that names no model uses the user's default, else their groups' (by group name), else the silo's."</p>
-            <DataTable headers=&["For", "Model", ""]>{defaults}</DataTable>
+            {if no_defaults {
+                view! { <EmptyState title="No default models" body="Requests that name no model need a default for the silo, a group or a user. Set one below once models are defined." /> }.into_any()
+            } else {
+                view! { <DataTable headers=&["For", "Model", ""]>{defaults}</DataTable> }.into_any()
+            }}
             {has_models.then(|| view! {
                 <details class="card" open=forms::echoed("defaults")>
                     <summary>"Set a default"</summary>
