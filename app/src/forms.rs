@@ -263,24 +263,6 @@ mod server {
             provide_context(state.clone());
             provide_context(parts.clone());
         });
-        if posted == Posted::Token {
-            let request = NewAccessTokenRequest {
-                name: lookup("name"),
-                role: lookup("role"),
-                expires_in_days: lookup("expiresInDays").trim().parse().ok(),
-            };
-            let created = owner.with(|| ScopedFuture::new_untracked(create_token(request))).await;
-            return Some(match created {
-                Ok(token) => Outcome::Render(
-                    Box::new(FormEcho { created_token: Some(token), ..FormEcho::default() }.named(&form)),
-                    201,
-                ),
-                Err(err) => {
-                    let message = portal_form::summary(&err, |key| key == "name");
-                    Outcome::Render(Box::new(FormEcho { errors: err.field_errors(), message, ..echo }), err.status())
-                }
-            });
-        }
         let portal_keys: Vec<String> = match &posted {
             Posted::Portal { kinds, .. } => kinds.iter().map(|(k, _)| k.clone()).collect(),
             _ => Vec::new(),
@@ -292,30 +274,40 @@ mod server {
             Posted::Member { .. } => members::shows(key),
             Posted::Token => key == "name",
         };
+        let redirect = |href: String| Outcome::Redirect(href);
         let run = async {
             match posted.clone() {
                 Posted::Portal { target, done, kinds, fixed } => {
                     let body = portal_form::build_body(&kinds, &fixed, lookup)
                         .map_err(|fields| AppError::Validation { fields })?;
                     portal_form::submit(target, body).await?;
-                    Ok(with_query(&local_path(&done), "saved", &form))
+                    Ok(redirect(with_query(&local_path(&done), "saved", &form)))
                 }
                 Posted::ClusterTenant { editing } => {
                     let input =
                         ClusterTenantForm::default().with_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.clone())));
-                    cluster_tenant_editor::save(input, editing, &state.ui_context().validation).await
+                    cluster_tenant_editor::save(input, editing, &state.ui_context().validation).await.map(redirect)
                 }
-                Posted::BillingAccount => billing_account::save(lookup("displayName")).await,
+                Posted::BillingAccount => billing_account::save(lookup("displayName")).await.map(redirect),
                 Posted::Member { cluster_tenant } => {
-                    members::save(cluster_tenant, lookup("subject"), lookup("role")).await
+                    members::save(cluster_tenant, lookup("subject"), lookup("role")).await.map(redirect)
                 }
-                // Answered above: a new token renders its secret instead of redirecting.
-                Posted::Token => Err(AppError::Internal { request_id: "-".into() }),
+                // A new token is not redirected: the page shows its secret, once.
+                Posted::Token => {
+                    let request = NewAccessTokenRequest {
+                        name: lookup("name"),
+                        role: lookup("role"),
+                        expires_in_days: lookup("expiresInDays").trim().parse().ok(),
+                    };
+                    let token = create_token(request).await?;
+                    let shown = FormEcho { created_token: Some(token), ..FormEcho::default() }.named(&form);
+                    Ok(Outcome::Render(Box::new(shown), 201))
+                }
             }
         };
-        let result: Result<String, AppError> = owner.with(|| ScopedFuture::new_untracked(run)).await;
+        let result: Result<Outcome, AppError> = owner.with(|| ScopedFuture::new_untracked(run)).await;
         Some(match result {
-            Ok(href) => Outcome::Redirect(href),
+            Ok(outcome) => outcome,
             Err(err) => {
                 let status = err.status();
                 let message = portal_form::summary(&err, shown);

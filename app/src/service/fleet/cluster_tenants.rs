@@ -353,18 +353,29 @@ async fn refuse_operator_only(state: &AppState, caller: &Caller, name: &str, fie
     if fields.is_empty() {
         return Ok(());
     }
-    let err = AppError::Forbidden {
-        code: "FORBIDDEN_NOT_PLATFORM_OPERATOR".into(),
-        message: format!(
-            "Only platform operators may change {}; the customer's owners and admins may change the display name and the vanity domain.",
-            fields.join(", ")
-        ),
-    };
-    let meta = json!({ "code": err.code(), "fields": fields });
-    if let Err(audit_err) = record(&state.pool, caller, "cluster_tenant.update", name, "denied", meta).await {
+    let message = format!(
+        "Only platform operators may change {}; the customer's owners and admins may change the display name and the vanity domain.",
+        fields.join(", ")
+    );
+    Err(not_operator(state, caller, "cluster_tenant.update", name, message, json!({ "fields": fields })).await)
+}
+
+/// The 403 `FORBIDDEN_NOT_PLATFORM_OPERATOR` for `action` on `name`, recorded as denied (with
+/// `meta` and the code).
+async fn not_operator(
+    state: &AppState,
+    caller: &Caller,
+    action: &str,
+    name: &str,
+    message: String,
+    mut meta: serde_json::Value,
+) -> AppError {
+    let err = AppError::Forbidden { code: "FORBIDDEN_NOT_PLATFORM_OPERATOR".into(), message };
+    meta["code"] = json!(err.code());
+    if let Err(audit_err) = record(&state.pool, caller, action, name, "denied", meta).await {
         tracing::warn!(request_id = %caller.request_id, error = %audit_err, "could not record a refusal");
     }
-    Err(err)
+    err
 }
 
 /// Starts the deletion of a ClusterTenant: the row is marked `deleting` and the provisioner tears
@@ -476,17 +487,10 @@ pub async fn rotate_silo_credential(state: &AppState, caller: &Caller, name: &st
     if !principal.is_platform_operator {
         // Another organisation's customer answers exactly like a missing one.
         authorize(Some(principal), Action::ReadClusterTenant(name))?;
-        let err = AppError::Forbidden {
-            code: "FORBIDDEN_NOT_PLATFORM_OPERATOR".into(),
-            message: "Only platform operators may rotate a silo's credential.".into(),
-        };
-        let meta = json!({ "code": err.code() });
-        if let Err(audit_err) =
-            record(&state.pool, caller, "cluster_tenant.silo_credential.rotate", name, "denied", meta).await
-        {
-            tracing::warn!(request_id = %caller.request_id, error = %audit_err, "could not record a refusal");
-        }
-        return Err(err);
+        let message = "Only platform operators may rotate a silo's credential.".to_owned();
+        return Err(
+            not_operator(state, caller, "cluster_tenant.silo_credential.rotate", name, message, json!({})).await
+        );
     }
     let mut tx = state.pool.begin().await.or_fail(caller)?;
     db::lock(&mut *tx, name).await.map_err(|e| match e {
