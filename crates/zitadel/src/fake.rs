@@ -19,6 +19,8 @@
 //! Keys the fake mints come from a fixed pool of test-only RSA keys (`fake/keys/`, never used
 //! anywhere else); generating RSA keys in a debug build would take seconds per key.
 
+#![allow(clippy::result_large_err, reason = "errors are ready-made HTTP responses of a test fake")]
+
 use std::{
     collections::BTreeMap,
     sync::{Arc, Mutex, MutexGuard},
@@ -225,15 +227,15 @@ fn mutating(method: &Method, path: &str) -> bool {
 
 impl FakeZitadel {
     /// Starts a fake on a free loopback port.
-    pub async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
-        let url = format!("http://{}", listener.local_addr().expect("local address"));
+    pub async fn start() -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
         let state = Arc::new(Mutex::new(FakeState { url: url.clone(), token_lifetime: 3600, ..FakeState::default() }));
         let app = Router::new().fallback(handle).with_state(state.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Self { url, state, task }
+        Ok(Self { url, state, task })
     }
 
     fn state(&self) -> MutexGuard<'_, FakeState> {
@@ -603,11 +605,11 @@ fn api(state: &mut FakeState, method: &Method, path: &str, headers: &HeaderMap, 
                 return not_found("User");
             }
             let roles = strings(&body, "roles");
-            let members = &mut state.orgs.get_mut(&org).expect("checked").members;
-            if members.contains_key(&user) {
+            let Some(o) = state.orgs.get_mut(&org) else { return not_found("Organisation") };
+            if o.members.contains_key(&user) {
                 return error(StatusCode::CONFLICT, "Member already exists (Org-PtXi1)");
             }
-            members.insert(user, roles);
+            o.members.insert(user, roles);
             ok(json!({ "details": details() }))
         }
         ("POST", ["management", "v1", "projects"]) => {
@@ -726,8 +728,9 @@ fn project_call(state: &mut FakeState, m: &str, p: &FakeProject, rest: &[&str], 
             if keys.iter().any(|(k, _)| p.roles.contains_key(k)) {
                 return error(StatusCode::CONFLICT, "Role already exists (PROJECT-Mxo0s)");
             }
-            let project = state.projects.get_mut(&p.id).expect("checked");
-            project.roles.extend(keys);
+            if let Some(project) = state.projects.get_mut(&p.id) {
+                project.roles.extend(keys);
+            }
             ok(json!({ "details": details() }))
         }
         ("POST", ["roles", "_search"]) => {
@@ -802,7 +805,7 @@ fn grant_call(state: &mut FakeState, m: &str, org: &str, user: &str, rest: &[&st
     match (m, rest) {
         ("POST", []) => {
             let project = text(body, "projectId").to_owned();
-            if !state.projects.get(&project).is_some_and(|p| p.org_id == org) {
+            if state.projects.get(&project).is_none_or(|p| p.org_id != org) {
                 return not_found("Project");
             }
             if let Some(refused) = check_roles(state, &project) {
@@ -837,7 +840,9 @@ fn grant_call(state: &mut FakeState, m: &str, org: &str, user: &str, rest: &[&st
                     if g.roles == roles {
                         return error(StatusCode::BAD_REQUEST, "No changes (COMMAND-Slk3d)");
                     }
-                    state.grants.get_mut(*grant).expect("checked").roles = roles;
+                    if let Some(g) = state.grants.get_mut(*grant) {
+                        g.roles = roles;
+                    }
                     ok(json!({ "details": details() }))
                 }
                 ("POST", ["_deactivate"]) | ("POST", ["_reactivate"]) => {
@@ -845,7 +850,9 @@ fn grant_call(state: &mut FakeState, m: &str, org: &str, user: &str, rest: &[&st
                     if g.inactive == deactivate {
                         return error(StatusCode::BAD_REQUEST, "User grant is not in the right state (COMMAND-1S9gx)");
                     }
-                    state.grants.get_mut(*grant).expect("checked").inactive = deactivate;
+                    if let Some(g) = state.grants.get_mut(*grant) {
+                        g.inactive = deactivate;
+                    }
                     ok(json!({ "details": details() }))
                 }
                 ("DELETE", []) => {
@@ -893,7 +900,7 @@ fn key_call(state: &mut FakeState, m: &str, user: &str, rest: &[&str], body: &Va
             ok(json!({ "details": { "totalResult": result.len() }, "result": result }))
         }
         ("DELETE", [key]) => {
-            if !state.keys.get(*key).is_some_and(|k| k.user_id == user) {
+            if state.keys.get(*key).is_none_or(|k| k.user_id != user) {
                 return not_found("Key");
             }
             state.keys.remove(*key);

@@ -17,7 +17,7 @@ fn quick() -> Timeouts {
 }
 
 async fn rig() -> (FakeZitadel, Client) {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let key = fake.service_account(true, Some(Utc::now() + TimeDelta::days(90)));
     let client = Client::new(fake.url(), &key, quick()).unwrap();
     (fake, client)
@@ -41,7 +41,7 @@ async fn a_token_is_exchanged_once_and_reused_until_shortly_before_it_expires() 
     assert!(client.last_successful_exchange().is_some());
 
     // A token that lives one second is not reused.
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     fake.set_token_lifetime(1);
     let client = Client::new(fake.url(), &fake.service_account(true, None), quick()).unwrap();
     client.instance().await.unwrap();
@@ -60,7 +60,7 @@ async fn a_revoked_token_is_replaced_once_without_failing_the_call() {
 
 #[tokio::test]
 async fn an_expired_or_removed_key_fails_with_its_id_and_never_its_material() {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let mut expired = fake.service_account(true, Some(Utc::now() - TimeDelta::days(1)));
     let client = Client::new(fake.url(), &expired, quick()).unwrap();
     let err = client.instance().await.unwrap_err();
@@ -79,7 +79,7 @@ async fn an_expired_or_removed_key_fails_with_its_id_and_never_its_material() {
 
 #[tokio::test]
 async fn admin_calls_need_iam_owner() {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let client = Client::new(fake.url(), &fake.service_account(false, None), quick()).unwrap();
     let err = client.instance().await.unwrap_err();
     assert!(matches!(err, Error::Status { status: 403, .. }), "{err}");
@@ -188,7 +188,7 @@ async fn machine_keys_are_minted_listed_and_removed() {
     assert!(client.remove_machine_key(&user, &old).await.unwrap());
     assert!(!client.remove_machine_key(&user, &old).await.unwrap());
     client.instance().await.unwrap();
-    assert_eq!(fake.keys_of(&user), [minted.key_id.clone()]);
+    assert_eq!(fake.keys_of(&user), std::slice::from_ref(&minted.key_id));
 }
 
 #[tokio::test]
@@ -209,7 +209,7 @@ async fn server_errors_are_retried_only_for_idempotent_calls() {
 
 #[tokio::test]
 async fn a_stalled_zitadel_is_a_timeout_naming_the_call() {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let timeouts = Timeouts { request: Duration::from_millis(300), attempts: 1, ..quick() };
     let client = Client::new(fake.url(), &fake.service_account(true, None), timeouts).unwrap();
     client.instance().await.unwrap();

@@ -40,7 +40,7 @@ async fn call(
 
 #[tokio::test]
 async fn the_exchange_checks_the_registered_key_audience_and_expiry() {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let key = fake.service_account(true, None);
     let (status, body) = exchange(&fake, &key, fake.url(), API_SCOPE).await;
     assert_eq!(status, 200, "{body}");
@@ -67,7 +67,7 @@ async fn the_exchange_checks_the_registered_key_audience_and_expiry() {
 
 #[tokio::test]
 async fn apis_need_the_zitadel_audience_and_admin_needs_iam_owner() {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let (_, body) = exchange(&fake, &fake.service_account(true, None), fake.url(), "openid").await;
     let no_aud = body["access_token"].as_str().unwrap().to_owned();
     let (status, _) = call(&fake, &no_aud, reqwest::Method::GET, "/admin/v1/instances/me", None, json!({})).await;
@@ -83,7 +83,7 @@ async fn apis_need_the_zitadel_audience_and_admin_needs_iam_owner() {
 
 #[tokio::test]
 async fn org_scoping_duplicates_no_change_updates_and_faults() {
-    let fake = FakeZitadel::start().await;
+    let fake = FakeZitadel::start().await.unwrap();
     let (_, body) = exchange(&fake, &fake.service_account(true, None), fake.url(), API_SCOPE).await;
     let token = body["access_token"].as_str().unwrap().to_owned();
     let post = reqwest::Method::POST;
