@@ -167,7 +167,8 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
-    let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, stopped(stop_rx.clone())));
+    // No Zitadel in dev: the identity step says so and the silos sign in with the dev login.
+    let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, None, stopped(stop_rx.clone())));
     let fleet_server = tokio::spawn(start::serve_fleet_on(
         fleet_listener,
         internal_listener,

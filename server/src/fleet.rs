@@ -13,6 +13,7 @@ use app::{
 };
 use leptos::config::{Env, LeptosOptions};
 use opencrane_db::{PgPool, Schema};
+use opencrane_provision::identity::IdentityPlane;
 
 use crate::{
     cli::{FleetArgs, ProvisionerKind},
@@ -21,17 +22,31 @@ use crate::{
     start::{self, auth_config, leptos_options, open_database, spawn_session_sweeper},
 };
 
+/// The fleet's Zitadel for the identity step, when `ZITADEL_MGMT_API_URL` is set: the key must
+/// sign (checked here, before anything uses it) and the platform domain must be known (the login
+/// apps call back to `<customer>.<base>`).
+fn identity_plane(args: &FleetArgs) -> anyhow::Result<Option<std::sync::Arc<IdentityPlane>>> {
+    let Some(link) = links::zitadel_link(&args.zitadel, args.namespace.as_deref())? else { return Ok(None) };
+    let Some(base) = args.platform_base_domain.clone() else {
+        bail!(
+            "ZITADEL_MGMT_API_URL is set: PLATFORM_BASE_DOMAIN is required (the login apps call back to <customer>.<base>)"
+        )
+    };
+    let client = opencrane_zitadel::Client::new(&link.api_url, &link.key, opencrane_zitadel::Timeouts::default())
+        .map_err(|e| anyhow::anyhow!("ZITADEL_MGMT_SA_KEY: {e}"))?;
+    tracing::info!(
+        url = %link.api_url,
+        key_id = %link.key.key_id,
+        rotation_secret = ?link.rotation_secret,
+        "Zitadel Management API configured"
+    );
+    Ok(Some(std::sync::Arc::new(IdentityPlane::new(client, base))))
+}
+
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
 pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
-    if let Some(zitadel) = links::zitadel_link(&args.zitadel, args.namespace.as_deref())? {
-        tracing::info!(
-            url = %zitadel.api_url,
-            key_id = %zitadel.key.key_id,
-            rotation_secret = ?zitadel.rotation_secret,
-            "Zitadel Management API configured"
-        );
-    }
+    let identity = identity_plane(&args)?;
     let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
     let mut state = fleet_state(
@@ -55,15 +70,16 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
             let base = args.platform_base_domain.as_deref();
             match provisioner::kubernetes_backend(base, args.namespace.as_deref(), &args.cluster).await {
                 Ok(backend) => {
-                    let identity =
+                    let pod =
                         args.cluster.pod_name.clone().unwrap_or_else(|| format!("fleet-{}", uuid::Uuid::new_v4()));
-                    let (task, check) = provisioner::spawn_kubernetes(&state, backend, identity, stop_rx);
+                    let (task, check) = provisioner::spawn_kubernetes(&state, backend, identity, pod, stop_rx);
                     state.health = Some(check);
                     task
                 }
                 Err(unavailable) => {
                     let mut stop_rx = stop_rx;
-                    tokio::spawn(provisioner::run(state.pool.clone(), std::sync::Arc::new(unavailable), async move {
+                    let backend = std::sync::Arc::new(unavailable);
+                    tokio::spawn(provisioner::run(state.pool.clone(), backend, identity, async move {
                         let _ = stop_rx.wait_for(|s| *s).await;
                     }))
                 }

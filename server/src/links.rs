@@ -5,53 +5,15 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use serde::Deserialize;
 
 use crate::cli::{DeploymentMode, ZitadelArgs};
 
-/// A Zitadel service-account key (the JSON Zitadel hands out for a machine user).
-#[derive(Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServiceAccountKey {
-    /// Always `serviceaccount`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The key's id (the JWT `kid`).
-    pub key_id: String,
-    /// The PEM private key that signs the JWT-bearer assertion.
-    pub key: String,
-    /// The machine user's id (the JWT `iss` and `sub`).
-    pub user_id: String,
-}
+pub use opencrane_zitadel::ServiceAccountKey;
 
-impl std::fmt::Debug for ServiceAccountKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServiceAccountKey")
-            .field("key_id", &self.key_id)
-            .field("user_id", &self.user_id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Parses and checks a service-account key; the error never repeats the key.
+/// Parses and checks a service-account key; the error names the variable and never repeats the
+/// key.
 pub fn parse_service_account_key(json: &str) -> anyhow::Result<ServiceAccountKey> {
-    let key: ServiceAccountKey = serde_json::from_str(json).map_err(|e| {
-        anyhow::anyhow!(
-            "ZITADEL_MGMT_SA_KEY: not a Zitadel service-account key JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        )
-    })?;
-    ensure!(key.kind == "serviceaccount", "ZITADEL_MGMT_SA_KEY: type is “{}”, expected “serviceaccount”", key.kind);
-    ensure!(
-        !key.key_id.is_empty() && !key.user_id.is_empty(),
-        "ZITADEL_MGMT_SA_KEY: keyId and userId must not be empty"
-    );
-    ensure!(
-        key.key.lines().any(|l| l.trim().starts_with("-----BEGIN ") && l.trim().ends_with("PRIVATE KEY-----")),
-        "ZITADEL_MGMT_SA_KEY: key is not a PEM private key"
-    );
-    Ok(key)
+    ServiceAccountKey::parse(json).map_err(|e| anyhow::anyhow!("ZITADEL_MGMT_SA_KEY: {e}"))
 }
 
 /// The fleet's Zitadel link, when configured.
@@ -200,7 +162,7 @@ mod tests {
             (
                 zitadel(Some("https://id.example.com"), Some("{not json"), None),
                 None,
-                "not a Zitadel service-account key",
+                "ZITADEL_MGMT_SA_KEY: the service-account key is not JSON",
             ),
             (
                 zitadel(Some("https://id.example.com"), Some(&KEY.replace("serviceaccount", "application")), None),
@@ -210,7 +172,7 @@ mod tests {
             (
                 zitadel(Some("https://id.example.com"), Some(&KEY.replace("BEGIN RSA PRIVATE", "BEGIN PUBLIC")), None),
                 None,
-                "PEM private key",
+                "not an RSA private key (it is a PUBLIC KEY block)",
             ),
             (zitadel(Some("https://id.example.com"), Some(KEY), Some("zitadel-sa")), None::<&str>, "POD_NAMESPACE"),
         ];

@@ -25,6 +25,7 @@ const NATIVE: &[&str] = &[
     "opencrane-fake-kube",
     "opencrane-entitlements",
     "opencrane-portal",
+    "opencrane-zitadel",
     "opencrane-fleet-db",
     "opencrane-silo-db",
     "opencrane-types",

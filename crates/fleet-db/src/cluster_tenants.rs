@@ -215,6 +215,63 @@ pub async fn get(db: impl PgExecutor<'_>, name: &str) -> Result<ClusterTenantRow
     row.ok_or(opencrane_db::Error::NotFound)
 }
 
+/// A customer's identifiers in Zitadel (all public ids; `None` = not made yet).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZitadelIds {
+    /// The organisation.
+    pub org_id: Option<String>,
+    /// The project holding the roles and the login app.
+    pub project_id: Option<String>,
+    /// The login app.
+    pub app_id: Option<String>,
+    /// The login app's OIDC client id.
+    pub client_id: Option<String>,
+    /// The canonical callback URI registered on the login app.
+    pub redirect_uri: Option<String>,
+}
+
+impl ZitadelIds {
+    /// The ids stored on `row`.
+    pub fn of(row: &ClusterTenantRow) -> Self {
+        Self {
+            org_id: row.zitadel_org_id.clone(),
+            project_id: row.zitadel_project_id.clone(),
+            app_id: row.zitadel_app_id.clone(),
+            client_id: row.zitadel_client_id.clone(),
+            redirect_uri: row.zitadel_redirect_uri.clone(),
+        }
+    }
+
+    /// Every id is there.
+    pub fn is_complete(&self) -> bool {
+        self.org_id.is_some() && self.project_id.is_some() && self.app_id.is_some() && self.client_id.is_some()
+    }
+}
+
+/// Stores the Zitadel ids of `name` (the identity step's bookkeeping: not a desired-state
+/// change, so the generation stays).
+pub async fn set_zitadel_ids(db: impl PgExecutor<'_>, name: &str, ids: &ZitadelIds) -> Result<()> {
+    // language=PostgreSQL
+    let done = sqlx::query!(
+        "UPDATE cluster_tenants
+         SET zitadel_org_id = $2, zitadel_project_id = $3, zitadel_app_id = $4, zitadel_client_id = $5,
+             zitadel_redirect_uri = $6
+         WHERE name = $1",
+        name,
+        ids.org_id,
+        ids.project_id,
+        ids.app_id,
+        ids.client_id,
+        ids.redirect_uri,
+    )
+    .execute(db)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(opencrane_db::Error::NotFound);
+    }
+    Ok(())
+}
+
 /// Reads one ClusterTenant and locks its row until the transaction ends (seat and owner checks
 /// serialise on it).
 pub async fn lock(db: impl PgExecutor<'_>, name: &str) -> Result<()> {

@@ -251,7 +251,11 @@ pub fn release_values(desired: &Desired) -> Value {
         "certManager": { "vanityCertificate": false },
     });
     if let Some(vanity) = &desired.vanity_domain {
-        values["clusterTenant"] = json!({ "vanityDomain": vanity });
+        values["clusterTenant"]["vanityDomain"] = json!(vanity);
+    }
+    if let Some(identity) = &desired.identity {
+        // The organisation's own login app: the silo signs in only this organisation's users.
+        values["clusterTenant"]["zitadel"] = json!({ "clientId": identity.client_id, "orgId": identity.org_id });
     }
     if desired.suspended {
         values["clustertenantManager"]["replicas"] = json!(0);
@@ -287,6 +291,7 @@ mod tests {
             silo_version: None,
             generation: 1,
             silo_credential: None,
+            identity: None,
         }
     }
 
@@ -361,6 +366,21 @@ mod tests {
         assert!(values["clustertenantManager"].get("replicas").is_none());
         let suspended = release_values(&Desired { suspended: true, ..desired() });
         assert_eq!(suspended["clustertenantManager"]["replicas"], 0);
+        assert!(values.get("clusterTenant").is_none(), "no vanity host, no organisation yet");
+    }
+
+    #[test]
+    fn the_release_carries_the_organisations_login_app_next_to_the_vanity_host() {
+        let identity = crate::spec::SiloIdentity { org_id: "3001".into(), client_id: "3004@opencrane".into() };
+        let values = release_values(&Desired {
+            vanity_domain: Some("portal.acme.io".into()),
+            identity: Some(identity),
+            ..desired()
+        });
+        assert_eq!(
+            values["clusterTenant"],
+            json!({ "vanityDomain": "portal.acme.io", "zitadel": { "clientId": "3004@opencrane", "orgId": "3001" } })
+        );
     }
 
     #[test]

@@ -237,12 +237,13 @@ impl Backend for KubernetesBackend {
             StepId::Dns => self.converge_dns(desired).await,
             StepId::Release => self.converge_release(desired, done_before).await,
             StepId::Readiness => self.converge_readiness(desired).await,
+            StepId::Identity => Ok(crate::reconcile::not_a_backend_step()),
         }
     }
 
     async fn teardown(&self, step: StepId, name: &str, delete_database: bool) -> Result<Teardown, StepFailure> {
         match step {
-            StepId::Readiness => Ok(Teardown::Removed("Nothing to remove.".into())),
+            StepId::Readiness | StepId::Identity => Ok(Teardown::Removed("Nothing to remove.".into())),
             StepId::Release => self.uninstall_release(name).await,
             StepId::Dns => self.remove_dns(name).await,
             StepId::Database => self.remove_database(name, delete_database).await,

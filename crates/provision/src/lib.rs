@@ -8,6 +8,8 @@
 //!   and the ClusterTenant's observed status, and makes no write when nothing changed;
 //! - [`kubernetes`] is the backend for a cluster (server-side apply, the silo release through
 //!   `opencrane deploy`'s code path);
+//! - [`identity`] is the step that talks to Zitadel (the customer's organisation and login app),
+//!   run by the reconciler itself when the fleet has Zitadel configured;
 //! - [`resource`] maps a row and its steps onto the ClusterTenant custom resource — pure;
 //! - [`lease`] elects the one fleet replica that provisions;
 //! - [`local`] is the backend for `dev` (a database and role per silo on the local PostgreSQL and
@@ -17,6 +19,7 @@
 pub mod build;
 pub mod credential;
 mod error;
+pub mod identity;
 pub mod kubernetes;
 pub mod lease;
 pub mod local;

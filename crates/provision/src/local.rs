@@ -265,6 +265,7 @@ impl<H: SiloHost> Backend for LocalBackend<H> {
             )),
             StepId::Release => self.converge_release(desired).await,
             StepId::Readiness => self.converge_readiness(desired).await,
+            StepId::Identity => Ok(crate::reconcile::not_a_backend_step()),
         }
     }
 
@@ -289,7 +290,7 @@ impl<H: SiloHost> Backend for LocalBackend<H> {
                      a new customer with the same name re-attaches them."
                 )))
             }
-            StepId::Readiness => Ok(Teardown::Removed("Nothing to remove.".into())),
+            StepId::Readiness | StepId::Identity => Ok(Teardown::Removed("Nothing to remove.".into())),
             StepId::Namespace | StepId::Quota | StepId::NetworkPolicy | StepId::Dns => {
                 Ok(Teardown::Removed("Nothing was created for this step locally.".into()))
             }

@@ -13,12 +13,16 @@ use std::time::Duration;
 use chrono::Utc;
 use opencrane_db::PgPool;
 use opencrane_fleet_db::{
-    cluster_tenants,
+    cluster_tenants::{self, ZitadelIds},
     provisioning::{self, Observed, Progress, StepRow},
     silo_credentials,
 };
 
-use crate::{StepId, StepState, spec::Desired};
+use crate::{
+    StepId, StepState,
+    identity::{self, IdentityPlane},
+    spec::{Desired, SiloIdentity},
+};
 
 /// A step converged, does not apply, or is under way and needs another look later.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +87,12 @@ pub enum Teardown {
     Retained(String),
     /// Under way (e.g. a namespace terminating); look again after [`WAIT`].
     Waiting(String),
+}
+
+/// What a backend answers for [`StepId::Identity`], which the reconciler runs itself (it talks
+/// to Zitadel, not to the cluster): the reconciler never asks a backend for it.
+pub fn not_a_backend_step() -> StepSuccess {
+    StepSuccess::skipped("NotABackendStep", "The identity step talks to Zitadel, not to the cluster.")
 }
 
 /// Where the steps happen: the Kubernetes cluster, or the local machine in `dev`.
@@ -190,8 +200,38 @@ async fn credential_to_install(
     })
 }
 
-/// Reconciles the ClusterTenant `name` once.
+/// Reconciles the ClusterTenant `name` once, with no Zitadel configured (the identity step is
+/// skipped).
 pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Result<Outcome, Error> {
+    reconcile_with(pool, backend, None, name).await
+}
+
+/// Converges the identity step: with Zitadel, the customer's organisation; without, skipped.
+/// Answers the outcome and the ids now stored.
+async fn converge_identity(
+    pool: &PgPool,
+    identity: Option<&IdentityPlane>,
+    desired: &Desired,
+    stored: &ZitadelIds,
+) -> (Result<StepSuccess, StepFailure>, ZitadelIds) {
+    let Some(plane) = identity else { return (Ok(identity::not_configured()), stored.clone()) };
+    match plane.converge(pool, desired, stored).await {
+        Ok(converged) => (Ok(converged.success), converged.ids),
+        // What is stored now (a failure may have stored or cleared ids on the way).
+        Err(failure) => {
+            let now = cluster_tenants::get(pool, &desired.name).await.map(|r| ZitadelIds::of(&r)).unwrap_or_default();
+            (Err(failure), now)
+        }
+    }
+}
+
+/// Reconciles the ClusterTenant `name` once; `identity` is the fleet's Zitadel, if configured.
+pub async fn reconcile_with(
+    pool: &PgPool,
+    backend: &dyn Backend,
+    identity: Option<&IdentityPlane>,
+    name: &str,
+) -> Result<Outcome, Error> {
     let current = match cluster_tenants::get(pool, name).await {
         Ok(row) => row,
         Err(opencrane_db::Error::NotFound) => return Ok(Outcome::Gone),
@@ -200,9 +240,9 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
     let stored: std::collections::HashMap<String, StepRow> =
         provisioning::steps(pool, name).await?.into_iter().map(|r| (r.step.clone(), r)).collect();
     if current.deletion_requested_at.is_some() {
-        return tear_down(pool, backend, &current, &stored).await;
+        return tear_down(pool, backend, identity, &current, &stored).await;
     }
-    let desired = match Desired::from_row(&current) {
+    let mut desired = match Desired::from_row(&current) {
         Ok(desired) => desired,
         Err(invalid) => {
             let message = format!("The desired state is invalid: {invalid}. Edit the customer to fix it.");
@@ -225,8 +265,11 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
     };
     let bound = backend.bound_to(&desired);
     let generation = desired.generation;
-    let unchanged =
-        |step: StepId| stored.get(step.as_str()).is_some_and(|r| r.generation == generation && r.state == "done");
+    let unchanged = |step: StepId| {
+        stored
+            .get(step.as_str())
+            .is_some_and(|r| r.generation == generation && (r.state == "done" || r.state == "skipped"))
+    };
     let phase_while_running =
         if current.phase == "ready" || current.phase == "suspended" { current.phase.as_str() } else { "provisioning" };
     if phase_while_running == "provisioning" && current.phase != "provisioning" {
@@ -245,6 +288,8 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
         )
         .await?;
     }
+    // Set when the identity step changed the ids the release carries: the release runs again.
+    let mut identity_changed = false;
     for (index, step) in StepId::ALL.into_iter().enumerate() {
         let began = Utc::now();
         // The release step installs a new silo credential when none is in force or the silo lost it.
@@ -256,7 +301,8 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             Ok(None) => (None, std::borrow::Cow::Borrowed(&desired)),
             Err(failure) => return fail(pool, backend, &current, &bound, step, index, &failure, began).await,
         };
-        let unchanged = |step: StepId| minted.is_none() && unchanged(step);
+        let unchanged =
+            |step: StepId| minted.is_none() && unchanged(step) && !(step == StepId::Release && identity_changed);
         if !unchanged(step) {
             provisioning::put_step(
                 pool,
@@ -277,7 +323,15 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
             silo_credentials::record(pool, name, print).await?;
             tracing::info!(cluster_tenant = name, "silo credential issued");
         }
-        match backend.converge(step, &step_desired, unchanged(step)).await {
+        let mut identity_now = None;
+        let result = if step == StepId::Identity {
+            let (result, ids) = converge_identity(pool, identity, &desired, &ZitadelIds::of(&current)).await;
+            identity_now = Some(SiloIdentity::of(ids.org_id.as_deref(), ids.client_id.as_deref()));
+            result
+        } else {
+            backend.converge(step, &step_desired, unchanged(step)).await
+        };
+        match result {
             Ok(success)
                 if success.state == StepState::Running
                     && waiting_since.is_some_and(|since| Utc::now() - since > WAIT_LIMIT) =>
@@ -330,6 +384,13 @@ pub async fn reconcile(pool: &PgPool, backend: &dyn Backend, name: &str) -> Resu
                 tracing::debug!(cluster_tenant = name, step = step.as_str(), elapsed = ?started.elapsed(), "step converged");
             }
             Err(failure) => return fail(pool, backend, &current, &bound, step, index, &failure, began).await,
+        }
+        // The later steps (the release) carry the ids the identity step made.
+        if let Some(now) = identity_now
+            && now != desired.identity
+        {
+            identity_changed = true;
+            desired.identity = now;
         }
     }
     let (phase, message) = if desired.suspended {
@@ -432,6 +493,7 @@ async fn observe_deleting(
 async fn tear_down(
     pool: &PgPool,
     backend: &dyn Backend,
+    identity: Option<&IdentityPlane>,
     current: &cluster_tenants::ClusterTenantRow,
     stored: &std::collections::HashMap<String, StepRow>,
 ) -> Result<Outcome, Error> {
@@ -450,7 +512,12 @@ async fn tear_down(
         }
         provisioning::put_step(pool, name, &row(step, StepState::Removing, "Removing", "Tearing down.", generation))
             .await?;
-        match backend.teardown(step, name, delete_database).await {
+        let result = match (step, identity) {
+            (StepId::Identity, Some(plane)) => plane.teardown(&ZitadelIds::of(current), delete_database).await,
+            (StepId::Identity, None) => Ok(identity::teardown_unconfigured(&ZitadelIds::of(current))),
+            _ => backend.teardown(step, name, delete_database).await,
+        };
+        match result {
             Ok(Teardown::Removed(message)) => {
                 provisioning::put_step(pool, name, &row(step, StepState::Removed, "Removed", &message, generation))
                     .await?;

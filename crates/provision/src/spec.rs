@@ -30,6 +30,24 @@ pub struct Desired {
     /// A newly minted silo credential to install on this pass (set by the reconciler for the
     /// release step, never read from the row: the fleet keeps only its SHA-256).
     pub silo_credential: Option<opencrane_deploy::Secret>,
+    /// The customer's sign-in organisation, once the identity step made it.
+    pub identity: Option<SiloIdentity>,
+}
+
+/// The public ids the silo's per-organisation sign-in needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiloIdentity {
+    /// The Zitadel organisation (the org-restricting scope).
+    pub org_id: String,
+    /// The login app's OIDC client id.
+    pub client_id: String,
+}
+
+impl SiloIdentity {
+    /// Both ids, or nothing.
+    pub fn of(org_id: Option<&str>, client_id: Option<&str>) -> Option<Self> {
+        Some(Self { org_id: org_id?.to_owned(), client_id: client_id?.to_owned() })
+    }
 }
 
 /// Why a desired state cannot be provisioned; names the field.
@@ -124,6 +142,7 @@ impl Desired {
             silo_version: row.silo_version.clone(),
             generation: row.generation,
             silo_credential: None,
+            identity: SiloIdentity::of(row.zitadel_org_id.as_deref(), row.zitadel_client_id.as_deref()),
         })
     }
 
@@ -158,6 +177,7 @@ impl Desired {
             silo_version: spec.silo_version.clone(),
             generation,
             silo_credential: None,
+            identity: None,
         })
     }
 

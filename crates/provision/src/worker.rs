@@ -11,7 +11,10 @@ use opencrane_fleet_db::provisioning;
 use sqlx::postgres::PgListener;
 use tokio::{sync::Mutex, task::JoinSet};
 
-use crate::reconcile::{self, Backend};
+use crate::{
+    identity::IdentityPlane,
+    reconcile::{self, Backend},
+};
 
 /// How many ClusterTenants are reconciled at once.
 pub const CONCURRENCY: usize = 4;
@@ -19,15 +22,20 @@ pub const CONCURRENCY: usize = 4;
 /// How often the due list is read without a notification (backoff deadlines are checked then).
 pub const POLL: Duration = Duration::from_secs(1);
 
-/// Runs until `shutdown` resolves.
-pub async fn run(pool: PgPool, backend: Arc<dyn Backend>, shutdown: impl Future<Output = ()> + Send) {
+/// Runs until `shutdown` resolves; `identity` is the fleet's Zitadel, if configured.
+pub async fn run(
+    pool: PgPool,
+    backend: Arc<dyn Backend>,
+    identity: Option<Arc<IdentityPlane>>,
+    shutdown: impl Future<Output = ()> + Send,
+) {
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut tasks = JoinSet::new();
     let mut listener = connect_listener(&pool).await;
     match provisioning::live_names(&pool).await {
         Ok(names) => {
             for name in names {
-                spawn(&mut tasks, &pool, &backend, &in_flight, name).await;
+                spawn(&mut tasks, &pool, &backend, identity.as_ref(), &in_flight, name).await;
             }
         }
         Err(err) => tracing::warn!(error = %err, "cannot list ClusterTenants for the start-up resync"),
@@ -62,7 +70,7 @@ pub async fn run(pool: PgPool, backend: Arc<dyn Backend>, shutdown: impl Future<
                     if tasks.len() >= CONCURRENCY {
                         break;
                     }
-                    spawn(&mut tasks, &pool, &backend, &in_flight, item.name).await;
+                    spawn(&mut tasks, &pool, &backend, identity.as_ref(), &in_flight, item.name).await;
                 }
             }
             Err(err) => tracing::warn!(error = %err, "cannot read the ClusterTenants due for provisioning"),
@@ -91,16 +99,17 @@ async fn spawn(
     tasks: &mut JoinSet<()>,
     pool: &PgPool,
     backend: &Arc<dyn Backend>,
+    identity: Option<&Arc<IdentityPlane>>,
     in_flight: &Arc<Mutex<HashSet<String>>>,
     name: String,
 ) {
     if !in_flight.lock().await.insert(name.clone()) {
         return;
     }
-    let (pool, backend, in_flight) = (pool.clone(), backend.clone(), in_flight.clone());
+    let (pool, backend, identity, in_flight) = (pool.clone(), backend.clone(), identity.cloned(), in_flight.clone());
     tasks.spawn(async move {
         let started = std::time::Instant::now();
-        match reconcile::reconcile(&pool, backend.as_ref(), &name).await {
+        match reconcile::reconcile_with(&pool, backend.as_ref(), identity.as_deref(), &name).await {
             Ok(outcome) => {
                 tracing::info!(cluster_tenant = %name, ?outcome, elapsed_ms = started.elapsed().as_millis(), "reconciled")
             }

@@ -22,6 +22,8 @@ pub enum StepId {
     Database,
     /// The DNS record and the vanity certificate.
     Dns,
+    /// The customer's Zitadel organisation, project, roles, login app and Owner grant.
+    Identity,
     /// The silo release (the clustertenant-manager and its planes).
     Release,
     /// The clustertenant-manager answers `/readyz`.
@@ -34,6 +36,7 @@ spelled!(StepId {
     NetworkPolicy => "networkPolicy",
     Database => "database",
     Dns => "dns",
+    Identity => "identity",
     Release => "release",
     Readiness => "readiness",
 });
@@ -41,8 +44,16 @@ spelled!(StepId {
 impl StepId {
     /// The order of the teardown: the release first (nothing may write to the database while it
     /// goes), the namespace last (it holds everything else).
-    pub const TEARDOWN: [Self; 7] =
-        [Self::Readiness, Self::Release, Self::Dns, Self::Database, Self::NetworkPolicy, Self::Quota, Self::Namespace];
+    pub const TEARDOWN: [Self; 8] = [
+        Self::Readiness,
+        Self::Release,
+        Self::Identity,
+        Self::Dns,
+        Self::Database,
+        Self::NetworkPolicy,
+        Self::Quota,
+        Self::Namespace,
+    ];
 
     /// The condition type on the custom resource (`NamespaceReady`, …).
     pub fn condition_type(self) -> &'static str {
@@ -52,6 +63,7 @@ impl StepId {
             Self::NetworkPolicy => "NetworkPolicyReady",
             Self::Database => "DatabaseReady",
             Self::Dns => "DnsReady",
+            Self::Identity => "IdentityReady",
             Self::Release => "ReleaseReady",
             Self::Readiness => "SiloReady",
         }
@@ -65,6 +77,7 @@ impl StepId {
             Self::NetworkPolicy => "Network policies",
             Self::Database => "Database",
             Self::Dns => "DNS and certificate",
+            Self::Identity => "Sign-in organisation",
             Self::Release => "Silo release",
             Self::Readiness => "Silo answers",
         }

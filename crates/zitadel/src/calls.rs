@@ -27,6 +27,17 @@ pub struct Org {
     pub state: String,
 }
 
+/// A member of an organisation (Zitadel's administrators, e.g. `ORG_OWNER`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    /// The user.
+    pub user_id: String,
+    /// Their organisation roles.
+    #[serde(default)]
+    pub roles: Vec<String>,
+}
+
 /// A project.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct Project {
@@ -286,6 +297,15 @@ impl Client {
             Err(e) if e.is_already_exists() => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// `POST /management/v1/orgs/me/members/_search`: the organisation's members and their roles.
+    pub async fn org_members(&self, org: &str) -> Result<Vec<Member>> {
+        const CALL: &str = "search organisation members (POST /management/v1/orgs/me/members/_search)";
+        let path = "/management/v1/orgs/me/members/_search";
+        let listed: Listed<Member> =
+            self.call(CALL, Method::POST, path, Some(org), Some(&json!({})), Idempotent::Yes).await?;
+        Ok(listed.result)
     }
 
     // ----- projects and roles -----

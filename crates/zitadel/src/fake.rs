@@ -13,7 +13,8 @@
 //! - duplicates are `409` (organisation names, project names per org, role keys, app names per
 //!   project, a second grant of a user on a project, a member added twice); an update that
 //!   changes nothing is `400 No changes`, as Zitadel answers;
-//! - faults: the next N matching requests answer a status or stall first; every request is
+//! - faults: the next N requests matching a method and a path suffix answer a status or stall
+//!   first (and change nothing); every request is
 //!   counted, and *writes* (successful creates, updates, deletes) separately.
 //!
 //! Keys the fake mints come from a fixed pool of test-only RSA keys (`fake/keys/`, never used
@@ -147,7 +148,7 @@ enum Fault {
 #[derive(Clone, Debug)]
 struct Rule {
     method: String,
-    prefix: String,
+    suffix: String,
     times: u32,
     fault: Fault,
 }
@@ -300,25 +301,30 @@ impl FakeZitadel {
         self.state().orgs.values().find(|o| o.name == "masters").map(|o| o.id.clone())
     }
 
-    /// The next `times` requests whose method is `method` and path starts with `prefix` answer
-    /// `status` (nothing happens).
-    pub fn fail(&self, method: &str, prefix: &str, status: u16, times: u32) {
+    /// The next `times` requests whose method is `method` and whose path ends with `suffix`
+    /// (e.g. `/roles/_bulk`) answer `status`; nothing happens.
+    pub fn fail(&self, method: &str, suffix: &str, status: u16, times: u32) {
         self.state().rules.push(Rule {
             method: method.into(),
-            prefix: prefix.into(),
+            suffix: suffix.into(),
             times,
             fault: Fault::Status(status),
         });
     }
 
     /// The next `times` matching requests wait `stall` before they are served.
-    pub fn stall(&self, method: &str, prefix: &str, stall: Duration, times: u32) {
+    pub fn stall(&self, method: &str, suffix: &str, stall: Duration, times: u32) {
         self.state().rules.push(Rule {
             method: method.into(),
-            prefix: prefix.into(),
+            suffix: suffix.into(),
             times,
             fault: Fault::Stall(stall),
         });
+    }
+
+    /// Drops the faults not used up.
+    pub fn clear_faults(&self) {
+        self.state().rules.clear();
     }
 
     /// How long issued tokens live (`expires_in`).
@@ -467,7 +473,7 @@ async fn handle(
         let mut state = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         state.requests.push((method.to_string(), path.clone()));
         let rule =
-            state.rules.iter_mut().find(|r| r.times > 0 && r.method == method.as_str() && path.starts_with(&r.prefix));
+            state.rules.iter_mut().find(|r| r.times > 0 && r.method == method.as_str() && path.ends_with(&r.suffix));
         rule.map(|r| {
             r.times -= 1;
             r.fault.clone()
@@ -598,6 +604,14 @@ fn api(state: &mut FakeState, method: &Method, path: &str, headers: &HeaderMap, 
         ("GET", ["management", "v1", "orgs", "me"]) => {
             let o = &state.orgs[&org];
             ok(json!({ "org": { "id": o.id, "name": o.name, "state": "ORG_STATE_ACTIVE" } }))
+        }
+        ("POST", ["management", "v1", "orgs", "me", "members", "_search"]) => {
+            let result: Vec<Value> = state.orgs[&org]
+                .members
+                .iter()
+                .map(|(user, roles)| json!({ "userId": user, "roles": roles, "details": details() }))
+                .collect();
+            ok(json!({ "details": { "totalResult": result.len() }, "result": result }))
         }
         ("POST", ["management", "v1", "orgs", "me", "members"]) => {
             let user = text(&body, "userId").to_owned();

@@ -15,6 +15,8 @@ pub mod client;
 pub mod fake;
 pub mod key;
 
-pub use calls::{App, CreatedApp, GrantChange, Instance, LoginApp, MachineKey, Org, OrgUser, Project, Role, UserGrant};
+pub use calls::{
+    App, CreatedApp, GrantChange, Instance, LoginApp, MachineKey, Member, Org, OrgUser, Project, Role, UserGrant,
+};
 pub use client::{Client, Error, Exchange, Timeouts};
 pub use key::{KeyError, ServiceAccountKey, Signer};

@@ -11,6 +11,7 @@ use std::{
 
 use opencrane_provision::{
     Backend, StepFailure, StepId, StepSuccess, Teardown,
+    identity::IdentityPlane,
     kubernetes::{KubernetesBackend, KubernetesSettings},
     spec::Desired,
 };
@@ -106,6 +107,7 @@ impl Drop for NotWatching {
 pub fn spawn_kubernetes(
     state: &app::state::AppState,
     backend: Arc<KubernetesBackend>,
+    zitadel: Option<Arc<IdentityPlane>>,
     identity: String,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> (tokio::task::JoinHandle<()>, app::state::HealthCheck) {
@@ -132,12 +134,13 @@ pub fn spawn_kubernetes(
         );
         let work = || {
             let (pool, backend, progress, registry) = (pool.clone(), backend.clone(), progress.clone(), &registry);
+            let zitadel = zitadel.clone();
             async move {
                 let _reset = NotWatching(progress.clone());
                 let never = std::future::pending::<()>;
                 let worker_backend: Arc<dyn Backend> = backend.clone();
                 tokio::join!(
-                    opencrane_provision::worker::run(pool.clone(), worker_backend, never()),
+                    opencrane_provision::worker::run(pool.clone(), worker_backend, zitadel, never()),
                     backend.watch_resources(&pool, registry, &progress, never()),
                 );
             }
@@ -151,7 +154,12 @@ pub fn spawn_kubernetes(
     (task, check)
 }
 
-/// Runs the reconciler for `backend` until `shutdown` resolves.
-pub async fn run(pool: opencrane_db::PgPool, backend: Arc<dyn Backend>, shutdown: impl Future<Output = ()> + Send) {
-    opencrane_provision::worker::run(pool, backend, shutdown).await;
+/// Runs the reconciler for `backend` (and Zitadel, if configured) until `shutdown` resolves.
+pub async fn run(
+    pool: opencrane_db::PgPool,
+    backend: Arc<dyn Backend>,
+    zitadel: Option<Arc<IdentityPlane>>,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    opencrane_provision::worker::run(pool, backend, zitadel, shutdown).await;
 }

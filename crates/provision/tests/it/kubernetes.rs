@@ -401,9 +401,11 @@ async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_
     assert_eq!(status.phase, Some(Phase::Ready));
     assert_eq!(status.observed_generation, ready.metadata.generation);
     assert_eq!(status.silo_url.as_deref(), Some("https://acme.example.com"));
-    assert_eq!(status.conditions.len(), 8, "Ready and one per step");
+    assert_eq!(status.conditions.len(), 9, "Ready and one per step");
     assert!(status.conditions.iter().any(|c| c.type_ == "Ready"));
     assert!(status.conditions.iter().all(|c| c.status == "True"), "{:?}", status.conditions);
+    let identity = status.conditions.iter().find(|c| c.type_ == "IdentityReady").unwrap();
+    assert_eq!(identity.reason, "NotConfigured", "no Zitadel in this test: skipped, which satisfies Ready");
 
     // Publishing a converged state again changes nothing.
     rig.backend.publish(&pool, "acme").await.unwrap();

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
 
+mod identity;
 mod kubernetes;
 mod lease;
 mod local;

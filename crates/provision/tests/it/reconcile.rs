@@ -29,7 +29,7 @@ enum Fault {
 }
 
 #[derive(Default)]
-struct FakeCluster {
+pub(crate) struct FakeCluster {
     /// Step → how many times its object was created.
     created: Mutex<BTreeMap<(String, StepId), u32>>,
     /// Objects that exist now.
@@ -42,6 +42,8 @@ struct FakeCluster {
     installed: Mutex<Vec<String>>,
     /// The credential each silo holds.
     held: Mutex<BTreeMap<String, String>>,
+    /// The sign-in ids each release was handed, in order.
+    pub(crate) released: Mutex<Vec<(String, Option<opencrane_provision::spec::SiloIdentity>)>>,
 }
 
 impl FakeCluster {
@@ -88,6 +90,9 @@ impl Backend for FakeCluster {
             self.installed.lock().unwrap().push(credential.expose().to_owned());
             self.held.lock().unwrap().insert(desired.name.clone(), credential.expose().to_owned());
         }
+        if step == StepId::Release {
+            self.released.lock().unwrap().push((desired.name.clone(), desired.identity.clone()));
+        }
         let key = (desired.name.clone(), step);
         if self.existing.lock().unwrap().insert(key.clone(), ()).is_none() {
             *self.created.lock().unwrap().entry(key).or_default() += 1;
@@ -120,6 +125,11 @@ impl Backend for FakeCluster {
     }
 }
 
+/// The steps a backend runs (the identity step is the reconciler's own, against Zitadel).
+fn backend_steps() -> Vec<StepId> {
+    StepId::ALL.into_iter().filter(|s| *s != StepId::Identity).collect()
+}
+
 async fn seed(pool: &PgPool, name: &str, policy: &str) {
     let quota = json!({"cpu": "4"});
     support::seed(pool, name, &support::desired("Acme", &quota, policy)).await;
@@ -127,7 +137,7 @@ async fn seed(pool: &PgPool, name: &str, policy: &str) {
 
 /// The transaction ids that last wrote the ClusterTenant's row and its step rows: unchanged ids
 /// mean no write happened.
-async fn write_marks(pool: &PgPool, name: &str) -> Vec<String> {
+pub(crate) async fn write_marks(pool: &PgPool, name: &str) -> Vec<String> {
     sqlx::query_scalar(
         "SELECT xmin::text FROM cluster_tenants WHERE name = $1
          UNION ALL SELECT xmin::text || step FROM provisioning_steps WHERE cluster_tenant = $1",
@@ -205,20 +215,24 @@ async fn a_fresh_create_reaches_ready_and_a_second_reconcile_writes_nothing(pool
     assert_eq!(row.bound_namespace.as_deref(), Some("opencrane-acme"));
     let states = step_states(&pool, "acme").await;
     assert_eq!(states.len(), StepId::ALL.len());
-    assert!(states.values().all(|(state, _, _)| state == "done"), "{states:?}");
+    // Every backend step done; the identity step skipped (no Zitadel here).
+    assert!(
+        states.iter().all(|(step, (state, _, _))| state == if step == "identity" { "skipped" } else { "done" }),
+        "{states:?}"
+    );
     assert!(provisioning::due(&pool).await.unwrap().is_empty(), "converged: not due");
 
     let before = write_marks(&pool, "acme").await;
     let calls = cluster.calls.load(Ordering::SeqCst);
     assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
     assert_eq!(write_marks(&pool, "acme").await, before, "a converged reconcile wrote to the fleet database");
-    assert_eq!(cluster.calls.load(Ordering::SeqCst) - calls, StepId::ALL.len(), "one idempotent call per step");
+    assert_eq!(cluster.calls.load(Ordering::SeqCst) - calls, backend_steps().len(), "one idempotent call per step");
     assert!(cluster.created.lock().unwrap().values().all(|n| *n == 1), "no object was created twice");
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
 async fn a_fault_at_any_step_is_reported_there_and_converges_once_it_clears(pool: PgPool) {
-    for (i, step) in StepId::ALL.into_iter().enumerate() {
+    for (i, step) in StepId::ALL.into_iter().enumerate().filter(|(_, s)| *s != StepId::Identity) {
         for fault in [Fault::ServerError, Fault::Conflict, Fault::Timeout] {
             let cluster = FakeCluster::default();
             let name = format!("ct-{i}-{}", format!("{fault:?}").to_lowercase());
@@ -229,7 +243,7 @@ async fn a_fault_at_any_step_is_reported_there_and_converges_once_it_clears(pool
             let (state, reason, action) = &states[step.as_str()];
             assert_eq!(state, "failed", "{name}");
             assert!(!reason.is_empty() && action.as_deref().is_some_and(|a| !a.is_empty()), "{name}: {states:?}");
-            for earlier in &StepId::ALL[..i] {
+            for earlier in StepId::ALL[..i].iter().filter(|s| **s != StepId::Identity) {
                 assert_eq!(states[earlier.as_str()].0, "done", "{name}");
             }
             for later in &StepId::ALL[i + 1..] {
@@ -253,7 +267,7 @@ async fn a_fault_at_any_step_is_reported_there_and_converges_once_it_clears(pool
             let row = cluster_tenants::get(&pool, &name).await.unwrap();
             assert_eq!((row.phase.as_str(), row.failed_attempts), ("ready", 0));
             assert!(cluster.created.lock().unwrap().values().all(|n| *n == 1), "{name}: duplicate side effect");
-            assert_eq!(cluster.objects(&name).len(), StepId::ALL.len());
+            assert_eq!(cluster.objects(&name).len(), backend_steps().len());
         }
     }
 }

@@ -150,6 +150,8 @@ async fn an_organisation_with_project_roles_login_app_and_grants_round_trips() {
 
     assert!(client.add_org_owner(&org, &owner).await.unwrap());
     assert!(!client.add_org_owner(&org, &owner).await.unwrap(), "a member already");
+    let members = client.org_members(&org).await.unwrap();
+    assert_eq!((members.len(), members[0].roles.as_slice()), (1, ["ORG_OWNER".to_owned()].as_slice()));
     let human = fake.add_human(&org, "ada@acme.example");
     let users = client.org_users(&org).await.unwrap();
     assert_eq!(users.iter().find(|u| u.user_id == human).and_then(|u| u.email.as_deref()), Some("ada@acme.example"));
