@@ -126,6 +126,22 @@ class Provisioning(unittest.TestCase):
         tls_secrets = [t["secretName"] for t in ingress["spec"]["tls"]]
         self.assertIn(vanity["spec"]["secretName"], tls_secrets)
 
+    def test_the_release_signs_in_with_the_organisations_own_login_app(self):
+        # What the identity step stores (and the fleet mirrors onto the resource).
+        with_org = MINIMAL.replace(
+            "spec: {displayName: Acme}",
+            'spec: {displayName: Acme, zitadel: {clientId: "312345678901234567@opencrane", orgId: "312345678901234560"}}',
+        )
+        release = self.release(with_org)
+        manager = next(o for o in release if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
+        env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
+        self.assertEqual(env["OPENCRANE_CLUSTER_TENANT_CLIENT_ID"]["value"], "312345678901234567@opencrane")
+        self.assertEqual(env["OPENCRANE_CLUSTER_TENANT_ORG_ID"]["value"], "312345678901234560", "a string, never a float")
+        without = self.release(MINIMAL)
+        manager = next(o for o in without if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
+        env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
+        self.assertNotIn("OPENCRANE_CLUSTER_TENANT_CLIENT_ID", env, "no organisation yet: the fallback client")
+
     def test_a_suspended_silo_has_no_manager_replicas(self):
         suspended = MINIMAL.replace("spec: {displayName: Acme}", "spec: {displayName: Acme, suspended: true}")
         release = self.release(suspended)

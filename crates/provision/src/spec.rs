@@ -177,7 +177,11 @@ impl Desired {
             silo_version: spec.silo_version.clone(),
             generation,
             silo_credential: None,
-            identity: None,
+            // The fleet mirrors its ids here; `provision-render` shows what a release gets.
+            identity: spec
+                .zitadel
+                .as_ref()
+                .and_then(|z| SiloIdentity::of(z.org_id.as_deref(), z.client_id.as_deref())),
         })
     }
 
