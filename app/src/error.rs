@@ -91,6 +91,25 @@ pub enum AppError {
         /// The field concerned.
         field: Option<String>,
     },
+    /// The request itself is unusable (not the fields of a form: a missing body, a key that is
+    /// not a key); 400 with a code of its own.
+    #[error("{message}")]
+    BadRequest {
+        /// Machine-readable code, e.g. `INVALID_REQUEST`.
+        code: String,
+        /// Sentence for people.
+        message: String,
+        /// The field concerned.
+        field: Option<String>,
+    },
+    /// A system this one depends on (Zitadel) could not be reached; 502.
+    #[error("{message}")]
+    Upstream {
+        /// Machine-readable code, e.g. `ZITADEL_UNREACHABLE`.
+        code: String,
+        /// Sentence for people (names the system, never a secret).
+        message: String,
+    },
     /// Nobody is signed in.
     #[error("Sign-in required.")]
     Unauthorized,
@@ -145,6 +164,8 @@ impl AppError {
             Self::NotFound { code, .. }
             | Self::Conflict { code, .. }
             | Self::Unprocessable { code, .. }
+            | Self::BadRequest { code, .. }
+            | Self::Upstream { code, .. }
             | Self::Forbidden { code, .. } => code,
             Self::Unauthorized => "UNAUTHORIZED",
             Self::Unavailable { .. } => "SERVICE_UNAVAILABLE",
@@ -156,7 +177,8 @@ impl AppError {
     /// The HTTP status this error is answered with.
     pub fn status(&self) -> u16 {
         match self {
-            Self::Validation { .. } => 400,
+            Self::Validation { .. } | Self::BadRequest { .. } => 400,
+            Self::Upstream { .. } => 502,
             Self::Unauthorized => 401,
             Self::Forbidden { .. } => 403,
             Self::NotFound { .. } => 404,
@@ -172,7 +194,8 @@ impl AppError {
         match self {
             Self::Validation { fields } => fields.clone(),
             Self::Conflict { field: Some(field), message, .. }
-            | Self::Unprocessable { field: Some(field), message, .. } => {
+            | Self::Unprocessable { field: Some(field), message, .. }
+            | Self::BadRequest { field: Some(field), message, .. } => {
                 let mut fields = FieldErrors::new();
                 fields.add(field.clone(), message.clone());
                 fields

@@ -19,6 +19,8 @@ pub struct FleetSettings {
     pub billing_enabled: bool,
     /// What ClusterTenant validation needs (base domain, available tiers).
     pub validation: ValidationContext,
+    /// The Zitadel identity plane, when `ZITADEL_MGMT_API_URL` is set.
+    pub identity: Option<crate::service::fleet::identity::IdentityRuntime>,
 }
 
 /// The clustertenant-manager's settings.

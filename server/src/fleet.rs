@@ -1,6 +1,7 @@
 //! The fleet-manager's wiring: its state, the provisioning backend (`provisioner`) and the
 //! service layer the Kubernetes watch hands foreign resources to (`registry`).
 
+pub mod key_store;
 pub mod provisioner;
 pub mod registry;
 
@@ -25,7 +26,7 @@ use crate::{
 /// The fleet's Zitadel for the identity step, when `ZITADEL_MGMT_API_URL` is set: the key must
 /// sign (checked here, before anything uses it) and the platform domain must be known (the login
 /// apps call back to `<customer>.<base>`).
-fn identity_plane(args: &FleetArgs) -> anyhow::Result<Option<std::sync::Arc<IdentityPlane>>> {
+fn identity_plane(args: &FleetArgs) -> anyhow::Result<Option<(std::sync::Arc<IdentityPlane>, links::ZitadelLink)>> {
     let Some(link) = links::zitadel_link(&args.zitadel, args.namespace.as_deref())? else { return Ok(None) };
     let Some(base) = args.platform_base_domain.clone() else {
         bail!(
@@ -40,13 +41,57 @@ fn identity_plane(args: &FleetArgs) -> anyhow::Result<Option<std::sync::Arc<Iden
         rotation_secret = ?link.rotation_secret,
         "Zitadel Management API configured"
     );
-    Ok(Some(std::sync::Arc::new(IdentityPlane::new(client, base))))
+    Ok(Some((std::sync::Arc::new(IdentityPlane::new(client, base)), link)))
+}
+
+/// The identity plane's runtime: the Secret rotated keys are persisted in (when
+/// `ZITADEL_MGMT_SECRET_NAME` is set and a cluster is reachable), and its background work —
+/// the old key's revocation when a grace period ends, and the reconcile pass.
+async fn identity_runtime(
+    plane: std::sync::Arc<IdentityPlane>,
+    link: &links::ZitadelLink,
+) -> app::service::fleet::identity::IdentityRuntime {
+    let store: Option<std::sync::Arc<dyn app::service::fleet::identity::KeyStore>> = match &link.rotation_secret {
+        None => None,
+        Some((namespace, name, key)) => match opencrane_provision::kubernetes::default_client().await {
+            Ok(client) => Some(std::sync::Arc::new(key_store::SecretKeyStore::new(client, namespace, name, key))),
+            Err(e) => {
+                tracing::warn!(error = %e, "no Kubernetes client: the Zitadel key cannot be persisted, so rotation is refused");
+                None
+            }
+        },
+    };
+    app::service::fleet::identity::IdentityRuntime::new(plane, store)
+}
+
+/// Revokes old keys whose grace period ended (every minute) and runs the reconcile pass (every
+/// `interval`, if any).
+fn spawn_identity_loops(state: AppState, interval: Option<std::time::Duration>) {
+    tokio::spawn(async move {
+        let mut revocations = tokio::time::interval(std::time::Duration::from_secs(60));
+        let mut passes = interval.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
+        loop {
+            let pass = async {
+                match passes.as_mut() {
+                    Some(p) => {
+                        p.tick().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = revocations.tick() => app::service::fleet::identity::revoke_due(&state).await,
+                () = pass => app::service::fleet::identity::reconcile_scheduled(&state).await,
+            }
+        }
+    });
 }
 
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
 pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
-    let identity = identity_plane(&args)?;
+    let zitadel = identity_plane(&args)?;
+    let identity = zitadel.as_ref().map(|(plane, _)| plane.clone());
     let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
     let mut state = fleet_state(
@@ -57,8 +102,16 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         args.billing_enabled,
         auth.0.oidc.is_some(),
     );
+    let mut reconcile_interval = None;
     if let RoleSettings::Fleet(fleet) = &mut state.role {
         fleet.validation.fleet_namespace = args.namespace.clone();
+        if let Some((plane, link)) = &zitadel {
+            fleet.identity = Some(identity_runtime(plane.clone(), link).await);
+            reconcile_interval = link.reconcile_interval;
+        }
+    }
+    if zitadel.is_some() {
+        spawn_identity_loops(state.clone(), reconcile_interval);
     }
     spawn_session_sweeper(state.pool.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -110,6 +163,7 @@ pub fn fleet_state(
             cluster_tenants_enabled,
             billing_enabled,
             validation: ValidationContext { base_domain, ..ValidationContext::default() },
+            identity: None,
         }),
         sign_in,
         health: None,

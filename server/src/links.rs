@@ -172,7 +172,7 @@ mod tests {
             (
                 zitadel(Some("https://id.example.com"), Some(&KEY.replace("BEGIN RSA PRIVATE", "BEGIN PUBLIC")), None),
                 None,
-                "not an RSA private key (it is a PUBLIC KEY block)",
+                "not an RSA private key (its PEM block is labelled “PUBLIC KEY”)",
             ),
             (zitadel(Some("https://id.example.com"), Some(KEY), Some("zitadel-sa")), None::<&str>, "POD_NAMESPACE"),
         ];

@@ -1,7 +1,9 @@
 //! Wire types of the fleet-manager: customers (ClusterTenants) with their validation, form and
-//! list; their members; their provisioning checklist; billing accounts.
+//! list; their members; their provisioning checklist; billing accounts; the fleet's Zitadel
+//! identity plane (service-account key and rotation).
 
 pub mod billing;
 pub mod cluster_tenant;
+pub mod identity;
 pub mod members;
 pub mod provisioning;

@@ -3,4 +3,5 @@
 
 pub mod billing;
 pub mod cluster_tenants;
+pub mod identity;
 pub mod members;

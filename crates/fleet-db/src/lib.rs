@@ -11,6 +11,7 @@ pub mod memberships;
 pub mod provisioning;
 pub mod silo_credentials;
 pub mod tombstones;
+pub mod zitadel_rotations;
 
 #[cfg(test)]
 mod tests;

@@ -237,6 +237,31 @@ pub async fn request_retry(db: impl PgExecutor<'_>, name: &str, step: Option<&st
     Ok(())
 }
 
+/// Runs `step` again on the next reconcile even though it converged (its row goes back to
+/// `pending` and the customer is due): what changed is outside the desired state (e.g. the
+/// identity step's ids, which the release carries).
+pub async fn rerun_step(db: impl PgExecutor<'_>, name: &str, step: &str) -> Result<()> {
+    // language=PostgreSQL
+    let done = sqlx::query!(
+        r#"WITH requeue AS (
+               UPDATE provisioning_steps
+               SET state = 'pending', reason = 'Requeued', message = 'Queued to run again.',
+                   action = NULL, started_at = NULL, finished_at = NULL
+               WHERE cluster_tenant = $1 AND step = $2
+           )
+           UPDATE cluster_tenants SET next_attempt_at = now(), observed_generation = NULL
+           WHERE name = $1 AND deletion_requested_at IS NULL"#,
+        name,
+        step,
+    )
+    .execute(db)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(opencrane_db::Error::NotFound);
+    }
+    Ok(())
+}
+
 /// Marks `name` for deletion: phase `deleting`, the teardown is the reconciler's. Idempotent.
 pub async fn request_deletion(db: impl PgExecutor<'_>, name: &str) -> Result<()> {
     // language=PostgreSQL

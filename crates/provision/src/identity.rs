@@ -162,8 +162,38 @@ impl IdentityPlane {
         &self.client
     }
 
-    /// Converges the organisation of `desired`, starting from the `stored` ids.
+    /// Converges the organisation of `desired`, starting from the `stored` ids. One customer's
+    /// organisation is converged by one caller at a time (the worker's step and the reconcile
+    /// pass), under a PostgreSQL advisory lock held on a connection of its own: a cancelled
+    /// converge drops that connection, which releases the lock.
     pub async fn converge(
+        &self,
+        pool: &PgPool,
+        desired: &Desired,
+        stored: &ZitadelIds,
+    ) -> Result<Converged, StepFailure> {
+        let lock = format!("opencrane.identity:{}", desired.name);
+        let lock_failed = |e: sqlx::Error| {
+            StepFailure::new("DatabaseError", format!("locking the organisation failed: {e}"), "Retry the step.")
+        };
+        let mut conn = pool.acquire().await.map_err(lock_failed)?.detach();
+        sqlx::query("SELECT pg_advisory_lock(hashtextextended($1, 0))")
+            .bind(&lock)
+            .execute(&mut conn)
+            .await
+            .map_err(lock_failed)?;
+        // Another caller may have stored ids meanwhile: start from what is stored now.
+        let stored = match cluster_tenants::get(pool, &desired.name).await {
+            Ok(row) => ZitadelIds::of(&row),
+            Err(_) => stored.clone(),
+        };
+        let result = self.converge_locked(pool, desired, &stored).await;
+        let _ = sqlx::query("SELECT pg_advisory_unlock(hashtextextended($1, 0))").bind(&lock).execute(&mut conn).await;
+        let _ = sqlx::Connection::close(conn).await;
+        result
+    }
+
+    async fn converge_locked(
         &self,
         pool: &PgPool,
         desired: &Desired,
@@ -331,6 +361,100 @@ impl IdentityPlane {
             Ok(false) => Ok(Teardown::Removed(format!("Zitadel organisation {org} was already gone."))),
             Err(e) => Err(failure(&e)),
         }
+    }
+}
+
+/// What a reconcile pass did (the original's `{reconciled, skipped, failed, memberAdoption,
+/// memberAdoptionFailed}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HealReport {
+    /// Customers whose organisation was made or healed.
+    pub reconciled: Vec<String>,
+    /// Customers left alone: (name, reason).
+    pub skipped: Vec<(String, String)>,
+    /// Customers that could not be healed: (name, error).
+    pub failed: Vec<(String, String)>,
+    /// Members adopted: (name, adopted, skipped).
+    pub adopted: Vec<(String, i64, i64)>,
+    /// Customers whose users could not be listed: (name, error).
+    pub adoption_failed: Vec<(String, String)>,
+}
+
+impl IdentityPlane {
+    /// The reconcile pass (on demand and every few hours): heals every customer (or `only`)
+    /// whose ids are incomplete — the release then runs again with them — and adopts the users
+    /// of each organisation that have no membership yet as `member`s (never changing an existing
+    /// membership, and only while a seat is free).
+    pub async fn heal(&self, pool: &PgPool, only: Option<&str>) -> Result<HealReport, opencrane_db::Error> {
+        let mut report = HealReport::default();
+        let names = match only {
+            Some(name) => vec![name.to_owned()],
+            None => opencrane_fleet_db::provisioning::live_names(pool).await?,
+        };
+        for name in names {
+            let row = match cluster_tenants::get(pool, &name).await {
+                Ok(row) => row,
+                Err(opencrane_db::Error::NotFound) => {
+                    report.skipped.push((name, "not-found".into()));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if row.deletion_requested_at.is_some() {
+                report.skipped.push((name, "deleting".into()));
+                continue;
+            }
+            let ids = ZitadelIds::of(&row);
+            if ids.is_complete() {
+                report.skipped.push((name.clone(), "already-provisioned".into()));
+            } else {
+                match Desired::from_row(&row) {
+                    Err(invalid) => {
+                        report.failed.push((name.clone(), format!("the desired state is invalid: {invalid}")));
+                    }
+                    Ok(desired) => match self.converge(pool, &desired, &ids).await {
+                        Ok(_) => {
+                            let release = crate::StepId::Release.as_str();
+                            opencrane_fleet_db::provisioning::rerun_step(pool, &name, release).await?;
+                            opencrane_fleet_db::provisioning::notify(pool, &name).await?;
+                            report.reconciled.push(name.clone());
+                        }
+                        Err(failure) => report.failed.push((name.clone(), failure.message)),
+                    },
+                }
+            }
+            let org = cluster_tenants::get(pool, &name).await.ok().and_then(|row| row.zitadel_org_id);
+            if let Some(org) = org {
+                match self.adopt_members(pool, &name, &org).await {
+                    Ok((adopted, skipped)) => report.adopted.push((name, adopted, skipped)),
+                    Err(e) => report.adoption_failed.push((name, e)),
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Adopts the organisation's users without a membership as `member`s while seats are free.
+    async fn adopt_members(&self, pool: &PgPool, name: &str, org: &str) -> Result<(i64, i64), String> {
+        let users = self.client.org_users(org).await.map_err(|e| e.to_string())?;
+        let db = |e: &dyn std::fmt::Display| format!("the fleet database: {e}");
+        let (mut adopted, mut skipped) = (0, 0);
+        for user in users {
+            let mut tx = pool.begin().await.map_err(|e| db(&e))?;
+            if memberships::find(&mut tx, name, &user.user_id).await.map_err(|e| db(&e))?.is_some() {
+                skipped += 1;
+                continue;
+            }
+            match memberships::add_or_change(&mut tx, name, &user.user_id, "member").await {
+                Ok(_) => {
+                    tx.commit().await.map_err(|e| db(&e))?;
+                    adopted += 1;
+                }
+                Err(memberships::MembershipError::SeatCapExceeded { .. }) => skipped += 1,
+                Err(e) => return Err(format!("adopting a member failed: {e}")),
+            }
+        }
+        Ok((adopted, skipped))
     }
 }
 

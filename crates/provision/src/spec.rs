@@ -178,10 +178,7 @@ impl Desired {
             generation,
             silo_credential: None,
             // The fleet mirrors its ids here; `provision-render` shows what a release gets.
-            identity: spec
-                .zitadel
-                .as_ref()
-                .and_then(|z| SiloIdentity::of(z.org_id.as_deref(), z.client_id.as_deref())),
+            identity: spec.zitadel.as_ref().and_then(|z| SiloIdentity::of(z.org_id.as_deref(), z.client_id.as_deref())),
         })
     }
 

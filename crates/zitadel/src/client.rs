@@ -333,19 +333,19 @@ impl Client {
                     serde_json::from_str(&body).map_err(|e| Error::Shape { call: CALL, detail: e.to_string() })?;
                 return Ok(Cached { token: answer.access_token, until: cache_until(Utc::now(), answer.expires_in) });
             }
-            let oauth: OAuthError = serde_json::from_str(&body)
-                .unwrap_or(OAuthError { error: format!("HTTP {}", status.as_u16()), error_description: None });
-            let refused = Error::TokenRefused {
+            // The exchange creates nothing, so a server error is worth another attempt.
+            if status.is_server_error() {
+                last = Some(Error::Status { call: CALL, status: status.as_u16(), message: zitadel_message(&body) });
+                continue;
+            }
+            let oauth: OAuthError =
+                serde_json::from_str(&body).unwrap_or(OAuthError { error: String::new(), error_description: None });
+            return Err(Error::TokenRefused {
                 key_id: signer.key_id().to_owned(),
                 status: status.as_u16(),
-                error: oauth.error,
+                error: if oauth.error.is_empty() { format!("HTTP {}", status.as_u16()) } else { oauth.error },
                 description: oauth.error_description.map(|d| d.chars().take(300).collect()),
-            };
-            // The exchange creates nothing, so a server error is worth another attempt.
-            if !status.is_server_error() {
-                return Err(refused);
-            }
-            last = Some(refused);
+            });
         }
         Err(last.unwrap_or(Error::Unreachable { call: CALL, detail: "no attempt was made".into() }))
     }

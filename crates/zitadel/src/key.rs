@@ -28,7 +28,7 @@ pub enum KeyError {
     #[error("the service-account key's `type` is “{0}”, expected “serviceaccount”")]
     WrongType(String),
     /// `key` is a PEM block of another algorithm.
-    #[error("the service-account key's `key` is not an RSA private key (it is a {0} block)")]
+    #[error("the service-account key's `key` is not an RSA private key (its PEM block is labelled “{0}”)")]
     NotRsa(String),
     /// `key` is not a usable RSA private key in PEM form.
     #[error("the service-account key's `key` is not a valid RSA private key in PEM form")]
@@ -245,7 +245,7 @@ mod tests {
             (r#"{"keyId":"k","key":"x"}"#.to_owned(), "no `userId`"),
             (r#"{"keyId":"k","userId":"u"}"#.to_owned(), "no `key`"),
             (json(PEM, "").replace("serviceaccount", "application"), "expected “serviceaccount”"),
-            (json(EC, ""), "not an RSA private key (it is a EC PRIVATE KEY block)"),
+            (json(EC, ""), "not an RSA private key (its PEM block is labelled “EC PRIVATE KEY”)"),
             (json("not a pem", ""), "not a valid RSA private key"),
             (json(&broken, ""), "not a valid RSA private key"),
         ];

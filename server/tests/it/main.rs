@@ -20,3 +20,4 @@ mod provisioning;
 mod support;
 mod trust;
 mod vocabulary;
+mod zitadel;

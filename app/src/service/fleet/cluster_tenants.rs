@@ -362,7 +362,7 @@ async fn refuse_operator_only(state: &AppState, caller: &Caller, name: &str, fie
 
 /// The 403 `FORBIDDEN_NOT_PLATFORM_OPERATOR` for `action` on `name`, recorded as denied (with
 /// `meta` and the code).
-async fn not_operator(
+pub(crate) async fn not_operator(
     state: &AppState,
     caller: &Caller,
     action: &str,

@@ -210,6 +210,19 @@ async fn server_errors_are_retried_only_for_idempotent_calls() {
 }
 
 #[tokio::test]
+async fn a_token_endpoint_server_error_is_retried_and_then_transient() {
+    let fake = FakeZitadel::start().await.unwrap();
+    let client = Client::new(fake.url(), &fake.service_account(true, None), quick()).unwrap();
+    fake.fail("POST", "/oauth/v2/token", 503, 2);
+    client.token().await.unwrap();
+    fake.fail("POST", "/oauth/v2/token", 503, 3);
+    fake.revoke_tokens();
+    let fresh = Client::new(fake.url(), &fake.service_account(true, None), quick()).unwrap();
+    let err = fresh.token().await.unwrap_err();
+    assert!(err.is_transient() && !matches!(err, Error::TokenRefused { .. }), "{err}");
+}
+
+#[tokio::test]
 async fn a_stalled_zitadel_is_a_timeout_naming_the_call() {
     let fake = FakeZitadel::start().await.unwrap();
     let timeouts = Timeouts { request: Duration::from_millis(300), attempts: 1, ..quick() };

@@ -7,6 +7,7 @@ use app::{
     model::{
         fleet::billing::BillingAccountRequest,
         fleet::cluster_tenant::{ClusterTenantCreateRequest, ClusterTenantUpdateRequest, TerminationPolicy},
+        fleet::identity::{ReconcileRequest, RotateRequest},
         fleet::members::MemberRequest,
         fleet::provisioning::RetryRequest,
     },
@@ -103,6 +104,74 @@ async fn member_status(
     let member =
         service::fleet::members::set_suspended(&state, &caller, &name, &subject, suspended).await.api(&caller)?;
     Ok(Json(member).into_response())
+}
+
+/// `/admin/zitadel` routes: the fleet's identity plane (platform operators).
+pub fn identity_routes() -> Router<AppState> {
+    use axum::routing::post;
+    Router::new()
+        .route("/admin/zitadel", get(identity_overview))
+        .route("/admin/zitadel/sa-key:rotate", post(rotate_key))
+        .route("/admin/zitadel/sa-key:prepare", post(prepare_key))
+        .route("/admin/zitadel/sa-key:activate", post(activate_key))
+        .route("/admin/zitadel/sa-key:revoke", post(revoke_key))
+        .route("/admin/zitadel/sa-key:cancel", post(cancel_key))
+        .route("/admin/zitadel/reconcile", post(reconcile_identity))
+}
+
+/// `GET /admin/zitadel`: the key in use, its health and the rotation under way.
+async fn identity_overview(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::identity::overview(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `POST /admin/zitadel/sa-key:rotate {serviceAccountKey}`: 200 `{rotated: true, keyId,
+/// previousKeyId, validation}`, or 422 `{rotated: false, validation}` (the old key stays).
+async fn rotate_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<RotateRequest>,
+) -> Result<Response, ApiError> {
+    let outcome = service::fleet::identity::rotate(&state, &caller, req).await.api(&caller)?;
+    let status = if outcome.rotated { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
+    Ok((status, Json(outcome)).into_response())
+}
+
+/// `POST /admin/zitadel/sa-key:prepare`: mints, validates and keeps a new key (201).
+async fn prepare_key(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let rotation = service::fleet::identity::prepare(&state, &caller).await.api(&caller)?;
+    Ok((StatusCode::CREATED, Json(rotation)).into_response())
+}
+
+/// `POST /admin/zitadel/sa-key:activate`: the prepared key goes into use.
+async fn activate_key(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::identity::activate(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `POST /admin/zitadel/sa-key:revoke`: revokes the old key now (ends the grace period).
+async fn revoke_key(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::identity::revoke_now(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `POST /admin/zitadel/sa-key:cancel`: abandons a prepared rotation.
+async fn cancel_key(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::identity::cancel(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `POST /admin/zitadel/reconcile {name?}`: the reconcile pass now.
+async fn reconcile_identity(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    // The body is optional (`{}` or nothing reconciles every customer).
+    let request: ReconcileRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        ReconcileRequest::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| AppError::field("name", format!("The body must be {{\"name\": \"…\"}} or empty: {e}")))
+            .api(&caller)?
+    };
+    Ok(Json(service::fleet::identity::reconcile(&state, &caller, request).await.api(&caller)?).into_response())
 }
 
 /// `/billing-accounts` routes.

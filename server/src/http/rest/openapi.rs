@@ -170,6 +170,69 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                 },
             ]);
         }
+        let rotation = json!({ "type": "object", "properties": {
+            "id": { "type": "string" }, "method": { "enum": ["upload", "minted"] },
+            "state": { "enum": ["prepared", "active", "done", "cancelled"] },
+            "keyId": { "type": "string" }, "previousKeyId": { "type": ["string", "null"] },
+            "revokeAfter": { "type": ["string", "null"], "format": "date-time" }
+        } });
+        ops.extend([
+            Operation {
+                method: "get",
+                path: "/admin/zitadel",
+                summary: "Operators: the Zitadel key in use (id, user, expiry, last token exchange), banners, the rotation under way",
+                body: None,
+                ok: (200, json!({ "type": "object" })),
+            },
+            Operation {
+                method: "post",
+                path: "/admin/zitadel/sa-key:rotate",
+                summary: "Operators: validate, persist and use a new service-account key (422 {rotated:false, validation}; 409 SECRET_PERSISTENCE_NOT_CONFIGURED; 502 ZITADEL_UNREACHABLE)",
+                body: Some("RotateRequest"),
+                ok: (200, json!({ "type": "object", "properties": {
+                    "rotated": { "type": "boolean" }, "keyId": { "type": "string" },
+                    "previousKeyId": { "type": "string" }, "validation": { "type": "object" }
+                } })),
+            },
+            Operation {
+                method: "post",
+                path: "/admin/zitadel/sa-key:prepare",
+                summary: "Operators: mint a new key through Zitadel, validate and persist it (not yet in use)",
+                body: None,
+                ok: (201, rotation.clone()),
+            },
+            Operation {
+                method: "post",
+                path: "/admin/zitadel/sa-key:activate",
+                summary: "Operators: put the prepared key into use; the old one is revoked after the grace period",
+                body: None,
+                ok: (200, rotation.clone()),
+            },
+            Operation {
+                method: "post",
+                path: "/admin/zitadel/sa-key:revoke",
+                summary: "Operators: revoke the old key now (cut the grace period short)",
+                body: None,
+                ok: (200, rotation.clone()),
+            },
+            Operation {
+                method: "post",
+                path: "/admin/zitadel/sa-key:cancel",
+                summary: "Operators: abandon a prepared rotation (its minted key is deleted)",
+                body: None,
+                ok: (200, rotation),
+            },
+            Operation {
+                method: "post",
+                path: "/admin/zitadel/reconcile",
+                summary: "Operators: heal customers with incomplete Zitadel ids and adopt organisation users ({name?})",
+                body: Some("ReconcileRequest"),
+                ok: (200, json!({ "type": "object", "properties": {
+                    "reconciled": { "type": "array" }, "skipped": { "type": "array" }, "failed": { "type": "array" },
+                    "memberAdoption": { "type": "array" }, "memberAdoptionFailed": { "type": "array" }
+                } })),
+            },
+        ]);
         if fleet.billing_enabled {
             ops.extend([
                 Operation {
@@ -333,6 +396,10 @@ fn components() -> Value {
                 }
             },
             "BillingAccountRequest": { "type": "object", "additionalProperties": false, "properties": { "displayName": opt_text } },
+            "RotateRequest": { "type": "object", "required": ["serviceAccountKey"], "properties": {
+                "serviceAccountKey": { "type": ["object", "string"], "description": "Zitadel's JSON key file {type, keyId, key, userId, expirationDate}" }
+            } },
+            "ReconcileRequest": { "type": "object", "additionalProperties": false, "properties": { "name": opt_text } },
             "BillingAccount": {
                 "type": "object",
                 "properties": {
