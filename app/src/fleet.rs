@@ -20,6 +20,7 @@ use crate::{
                 ClusterTenantDetail, ClusterTenantList, ClusterTenantMembers, EditClusterTenant, NewClusterTenant,
             },
             home::FleetHome,
+            identity::IdentityPage,
         },
         shared::{NotFound, audit::AuditLogPage, sessions::SessionsPage},
     },
@@ -37,6 +38,9 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
     }
     if ui.billing_enabled && principal.as_ref().is_some_and(|p| p.is_person()) {
         nav.push(NavItem { href: "/billing", label: "Billing" });
+    }
+    if principal.as_ref().is_some_and(|p| p.is_platform_operator) {
+        nav.push(NavItem { href: "/identity", label: "Identity" });
     }
     if can(principal.as_ref(), Action::ReadFleetAudit) {
         nav.push(NavItem { href: "/audit", label: "Audit" });
@@ -57,6 +61,7 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
                     <Route path=path!("/cluster-tenants/:name/edit") view=EditClusterTenant ssr=SsrMode::Async />
                     <Route path=path!("/cluster-tenants/:name/members") view=ClusterTenantMembers ssr=SsrMode::Async />
                     <Route path=path!("/billing") view=BillingPage ssr=SsrMode::Async />
+                    <Route path=path!("/identity") view=IdentityPage ssr=SsrMode::Async />
                     <Route path=path!("/audit") view=|| view! { <AuditLogPage role=Role::Fleet /> } ssr=SsrMode::Async />
                     <Route path=path!("/sessions") view=|| view! { <SessionsPage role=Role::Fleet /> } ssr=SsrMode::Async />
                 </Routes>

@@ -50,6 +50,15 @@ pub enum Posted {
         /// The customer.
         cluster_tenant: String,
     },
+    /// Rotate the fleet's Zitadel key to an uploaded one (the key never echoes back).
+    ZitadelKey,
+    /// A step of a two-phase key rotation.
+    ZitadelRotation {
+        /// Which.
+        action: crate::model::fleet::identity::RotationAction,
+    },
+    /// The Zitadel reconcile pass.
+    ZitadelReconcile,
 }
 
 impl Posted {
@@ -215,7 +224,10 @@ mod server {
     use super::{FORM, FormEcho, Posted, TARGET, local_path, with_query};
     use crate::{
         Role,
-        api::silo::create_token,
+        api::{
+            fleet::{identity_rotation, reconcile_identity, rotate_zitadel_key},
+            silo::create_token,
+        },
         error::AppError,
         islands::{
             fleet::{billing_account, cluster_tenant_editor, members},
@@ -244,15 +256,24 @@ mod server {
         let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
         let role_matches = match &posted {
             Posted::Portal { .. } | Posted::Token => state.role() == Role::Silo,
-            Posted::ClusterTenant { .. } | Posted::BillingAccount | Posted::Member { .. } => {
-                state.role() == Role::Fleet
-            }
+            Posted::ClusterTenant { .. }
+            | Posted::BillingAccount
+            | Posted::Member { .. }
+            | Posted::ZitadelKey
+            | Posted::ZitadelRotation { .. }
+            | Posted::ZitadelReconcile => state.role() == Role::Fleet,
         };
         if !role_matches {
             return None;
         }
         let form = field(FORM).unwrap_or_default();
-        let fields: Vec<(String, String)> = values.iter().filter(|(k, _)| !k.starts_with('_')).cloned().collect();
+        // A posted key is a secret: it is used, never echoed back into the page.
+        let fields: Vec<(String, String)> = values
+            .iter()
+            .filter(|(k, _)| !k.starts_with('_') && !(posted == Posted::ZitadelKey && k == "serviceAccountKey"))
+            .cloned()
+            .collect();
+        let secret = values.iter().find(|(k, _)| k == "serviceAccountKey").map(|(_, v)| v.clone()).unwrap_or_default();
         let echo = FormEcho { form: form.clone(), values: fields.clone(), ..FormEcho::default() };
         let lookup = |key: &str| echo.value(key).unwrap_or_default();
 
@@ -273,6 +294,8 @@ mod server {
             Posted::BillingAccount => key == "displayName",
             Posted::Member { .. } => members::shows(key),
             Posted::Token => key == "name",
+            Posted::ZitadelKey => key == "serviceAccountKey",
+            Posted::ZitadelRotation { .. } | Posted::ZitadelReconcile => false,
         };
         let redirect = |href: String| Outcome::Redirect(href);
         let run = async {
@@ -291,6 +314,16 @@ mod server {
                 Posted::BillingAccount => billing_account::save(lookup("displayName")).await.map(redirect),
                 Posted::Member { cluster_tenant } => {
                     members::save(cluster_tenant, lookup("subject"), lookup("role")).await.map(redirect)
+                }
+                Posted::ZitadelKey => {
+                    rotate_zitadel_key(secret).await.map(|_| redirect(with_query("/identity", "saved", &form)))
+                }
+                Posted::ZitadelRotation { action } => {
+                    identity_rotation(action).await.map(|_| redirect(with_query("/identity", "saved", &form)))
+                }
+                Posted::ZitadelReconcile => {
+                    let name = Some(lookup("name")).filter(|n| !n.trim().is_empty());
+                    reconcile_identity(name).await.map(|_| redirect(with_query("/identity", "saved", &form)))
                 }
                 // A new token is not redirected: the page shows its secret, once.
                 Posted::Token => {

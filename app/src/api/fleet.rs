@@ -14,6 +14,7 @@ use crate::{
             ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantUpdateRequest, ListQuery,
             TerminationPolicy,
         },
+        fleet::identity::{IdentityOverview, ReconcileReport, RotationAction, RotationView},
         fleet::members::{MemberChange, MemberRequest, MemberView},
         fleet::provisioning::{ProvisioningView, StepId},
         session::{RevokeSessions, SessionView},
@@ -113,6 +114,58 @@ pub async fn set_member_suspended(name: String, subject: String, suspended: bool
 pub async fn remove_member(name: String, subject: String) -> Result<(), AppError> {
     let (state, caller) = request_context()?;
     respond(service::fleet::members::remove(&state, &caller, &name, &subject).await)
+}
+
+/// The identity page: the Zitadel key in use, its health, the rotation under way.
+#[server(prefix = "/api/fleet", endpoint = "identity/overview", input = Json)]
+pub async fn get_identity_overview() -> Result<IdentityOverview, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::identity::overview(&state, &caller).await)
+}
+
+/// Rotates to an uploaded key (Zitadel's JSON key file). A key that fails validation is an
+/// error naming what is wrong; the old key stays in use.
+#[server(prefix = "/api/fleet", endpoint = "identity/rotate", input = Json)]
+pub async fn rotate_zitadel_key(service_account_key: String) -> Result<RotationView, AppError> {
+    let (state, caller) = request_context()?;
+    let request = crate::model::fleet::identity::RotateRequest {
+        service_account_key: Some(serde_json::Value::String(service_account_key)),
+    };
+    let outcome = service::fleet::identity::rotate(&state, &caller, request).await;
+    let outcome = match outcome {
+        Ok(outcome) if !outcome.rotated => Err(AppError::Unprocessable {
+            code: "SA_KEY_INVALID".into(),
+            message: outcome.validation.detail.unwrap_or_else(|| "The key did not validate.".into()),
+            field: Some("serviceAccountKey".into()),
+        }),
+        other => other,
+    };
+    let outcome = match outcome {
+        Ok(_) => service::fleet::identity::latest(&state, &caller).await,
+        Err(e) => Err(e),
+    };
+    respond(outcome)
+}
+
+/// One step of a two-phase rotation.
+#[server(prefix = "/api/fleet", endpoint = "identity/rotation", input = Json)]
+pub async fn identity_rotation(action: RotationAction) -> Result<RotationView, AppError> {
+    let (state, caller) = request_context()?;
+    let done = match action {
+        RotationAction::Prepare => service::fleet::identity::prepare(&state, &caller).await,
+        RotationAction::Activate => service::fleet::identity::activate(&state, &caller).await,
+        RotationAction::Revoke => service::fleet::identity::revoke_now(&state, &caller).await,
+        RotationAction::Cancel => service::fleet::identity::cancel(&state, &caller).await,
+    };
+    respond(done)
+}
+
+/// The reconcile pass now (one customer, or all).
+#[server(prefix = "/api/fleet", endpoint = "identity/reconcile", input = Json)]
+pub async fn reconcile_identity(name: Option<String>) -> Result<ReconcileReport, AppError> {
+    let (state, caller) = request_context()?;
+    let request = crate::model::fleet::identity::ReconcileRequest { name };
+    respond(service::fleet::identity::reconcile(&state, &caller, request).await)
 }
 
 /// The caller's own billing account, if any.

@@ -3,3 +3,4 @@
 pub mod billing;
 pub mod cluster_tenants;
 pub mod home;
+pub mod identity;

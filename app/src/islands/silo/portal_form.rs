@@ -281,6 +281,12 @@ pub fn confirmation(form: &str) -> Option<&'static str> {
         "fallbacks" => "Fallback chain saved.",
         "defaults" => "Default model saved.",
         f if f.starts_with("rotate-") => "Key replaced. The old key is no longer used.",
+        "zitadel-upload" => "Key rotated: the new key is in use. Delete the old key in Zitadel's console.",
+        "zitadel-prepare" => "A new key was minted and validated. It is not in use until you activate it.",
+        "zitadel-activate" => "The new key is in use. The old one is revoked when the grace period ends.",
+        "zitadel-revoke" => "The old key was revoked.",
+        "zitadel-cancel" => "The prepared key was deleted.",
+        "zitadel-reconcile" => "Reconcile pass finished; its result is below.",
         f if f.starts_with("edit-") => "Changes saved.",
         _ => return None,
     })

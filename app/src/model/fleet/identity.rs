@@ -182,6 +182,20 @@ impl RotationState {
     }
 }
 
+/// A step of a two-phase rotation, as the page's buttons ask for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RotationAction {
+    /// Mint, validate and keep a new key.
+    Prepare,
+    /// Put the prepared key into use.
+    Activate,
+    /// Revoke the old key now.
+    Revoke,
+    /// Abandon the prepared key.
+    Cancel,
+}
+
 /// One rotation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -413,6 +413,11 @@ pub async fn activate(state: &AppState, caller: &Caller) -> Result<RotationView,
     current(state, caller).await
 }
 
+/// The latest rotation (what the page confirms after a rotation).
+pub async fn latest(state: &AppState, caller: &Caller) -> Result<RotationView, AppError> {
+    current(state, caller).await
+}
+
 async fn current(state: &AppState, caller: &Caller) -> Result<RotationView, AppError> {
     let rows = rotations::recent(&state.pool, 1).await.or_fail(caller)?;
     rows.first().map(view).ok_or_else(|| conflict("No rotation."))
