@@ -417,6 +417,10 @@ pub struct DevArgs {
     /// credentials key defaults to one kept in the state directory.
     #[command(flatten)]
     pub portal: PortalArgs,
+    /// A Zitadel for the identity step and the `/identity` page; a rotated key is kept in the
+    /// state directory (`zitadel-key.json`) and preferred over the flag at the next start.
+    #[command(flatten)]
+    pub zitadel: ZitadelArgs,
 }
 
 /// `deploy` flags.

@@ -36,9 +36,10 @@ use crate::{
         self,
         auth::{OrgClient, Scope, oidc::ClientConfig},
     },
-    start,
+    links, start,
 };
 
+mod key_file;
 mod silo_host;
 
 pub use silo_host::{DevSiloHost, DevSiloSettings};
@@ -60,6 +61,31 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         .context("the PostgreSQL stop task failed")?
         .map_err(|e| anyhow!("stopping PostgreSQL: {e}"))?;
     result
+}
+
+/// The identity plane of `opencrane dev`, when `--zitadel-mgmt-api-url` is given: the key is
+/// the one a rotation left in the state directory, else the flag's; rotated keys go there too.
+/// Organisations' login apps call back to `<name>.<PLATFORM_BASE_DOMAIN>` (default `localhost`).
+fn dev_identity(
+    args: &DevArgs,
+) -> anyhow::Result<Option<(app::service::fleet::identity::IdentityRuntime, Option<Duration>)>> {
+    let files = key_file::KeyFiles::new(args.state_dir.clone());
+    let mut zitadel = args.zitadel.clone();
+    if zitadel.mgmt_api_url.is_some() {
+        let rotated = files.path(app::service::fleet::identity::KeySlot::Active);
+        if rotated.is_file() {
+            zitadel.sa_key = None;
+            zitadel.sa_key_file = Some(rotated);
+        }
+    }
+    let Some(link) = links::zitadel_link(&zitadel, None)? else { return Ok(None) };
+    let client = opencrane_zitadel::Client::new(&link.api_url, &link.key, opencrane_zitadel::Timeouts::default())
+        .map_err(|e| anyhow!("ZITADEL_MGMT_SA_KEY: {e}"))?;
+    let base = args.platform_base_domain.clone().unwrap_or_else(|| "localhost".into());
+    let plane = Arc::new(opencrane_provision::identity::IdentityPlane::new(client, base));
+    let store: Arc<dyn app::service::fleet::identity::KeyStore> = Arc::new(files);
+    let runtime = app::service::fleet::identity::IdentityRuntime::new(plane, Some(store));
+    Ok(Some((runtime, link.reconcile_interval)))
 }
 
 async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::Result<()> {
@@ -95,7 +121,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     // The internal API for the silos, on a loopback port of its own (as in a cluster).
     let internal_listener = start::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "--port").await?;
     let internal_addr = internal_listener.local_addr()?;
-    let fleet = fleet::fleet_state(
+    let mut fleet = fleet::fleet_state(
         start::leptos_options(&args.site_root, fleet_addr, Env::DEV),
         fleet_pool.clone(),
         args.platform_base_domain.clone(),
@@ -103,6 +129,13 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         true,
         sign_in,
     );
+    let zitadel = dev_identity(args)?;
+    let identity_plane = zitadel.as_ref().map(|(runtime, _)| runtime.plane.clone());
+    let reconcile_interval = zitadel.as_ref().and_then(|(_, every)| *every);
+    if let (app::state::RoleSettings::Fleet(settings), Some((runtime, _))) = (&mut fleet.role, zitadel) {
+        settings.identity = Some(runtime);
+        fleet::spawn_identity_loops(fleet.clone(), reconcile_interval);
+    }
 
     // The demo organisation's own client (per-host sign-in on `<demo>.<base>`), when configured.
     let org_client = args.silo_org_client_id.clone().filter(|_| sign_in).map(|client_id| {
@@ -167,8 +200,8 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
-    // No Zitadel in dev: the identity step says so and the silos sign in with the dev login.
-    let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, None, stopped(stop_rx.clone())));
+    // Without --zitadel-mgmt-api-url the identity step says so and the silos use the dev login.
+    let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, identity_plane, stopped(stop_rx.clone())));
     let fleet_server = tokio::spawn(start::serve_fleet_on(
         fleet_listener,
         internal_listener,

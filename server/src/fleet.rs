@@ -66,7 +66,7 @@ async fn identity_runtime(
 
 /// Revokes old keys whose grace period ended (every minute) and runs the reconcile pass (every
 /// `interval`, if any).
-fn spawn_identity_loops(state: AppState, interval: Option<std::time::Duration>) {
+pub(crate) fn spawn_identity_loops(state: AppState, interval: Option<std::time::Duration>) {
     tokio::spawn(async move {
         let mut revocations = tokio::time::interval(std::time::Duration::from_secs(60));
         let mut passes = interval.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));

@@ -4,6 +4,7 @@
 
 mod console;
 mod enhancement;
+mod identity;
 mod portal;
 mod provisioning;
 mod sign_in;

@@ -156,7 +156,12 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/v1/cluster-tenants/{name}/members/{subject}/suspend", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/members/{subject}/reactivate", None, ClusterTenant),
         route(Method::GET, "/api/v1/admin/zitadel", None, Operator),
-        route(Method::POST, "/api/v1/admin/zitadel/sa-key:rotate", Some(r#"{"serviceAccountKey":"{}"}"#), OperatorReach),
+        route(
+            Method::POST,
+            "/api/v1/admin/zitadel/sa-key:rotate",
+            Some(r#"{"serviceAccountKey":"{}"}"#),
+            OperatorReach,
+        ),
         route(Method::POST, "/api/v1/admin/zitadel/sa-key:prepare", None, OperatorReach),
         route(Method::POST, "/api/v1/admin/zitadel/sa-key:activate", None, OperatorReach),
         route(Method::POST, "/api/v1/admin/zitadel/sa-key:revoke", None, OperatorReach),

@@ -18,7 +18,9 @@ use crate::{
         table::{DataTable, EmptyState},
     },
     forms::{self, Posted},
-    model::fleet::identity::{IdentityOverview, ReconcileReport, RotationAction, RotationState, RotationView, Severity},
+    model::fleet::identity::{
+        IdentityOverview, ReconcileReport, RotationAction, RotationState, RotationView, Severity,
+    },
 };
 
 /// The identity page.
@@ -54,7 +56,12 @@ fn NotConfigured() -> impl IntoView {
 
 /// A one-button form posting `posted` (the page it answers is this one).
 #[component]
-fn ActionButton(form: &'static str, posted: Posted, label: &'static str, #[prop(optional)] primary: bool) -> impl IntoView {
+fn ActionButton(
+    form: &'static str,
+    posted: Posted,
+    label: &'static str,
+    #[prop(optional)] primary: bool,
+) -> impl IntoView {
     view! {
         <form method="post" id=form class="inline-form">
             <input type="hidden" name=forms::FORM value=form />
