@@ -266,6 +266,11 @@ pub struct ZitadelArgs {
     /// Interval of the Zitadel reconcile pass in milliseconds (0 disables it).
     #[arg(long = "zitadel-reconcile-interval-ms", env = "ZITADEL_RECONCILE_INTERVAL_MS", default_value_t = 21_600_000)]
     pub reconcile_interval_ms: u64,
+    /// How long the old key stays valid after a two-phase rotation's activation, in hours
+    /// (every replica picks the new key up from the Secret well within it).
+    #[arg(long = "zitadel-rotation-grace-hours", env = "ZITADEL_ROTATION_GRACE_HOURS", default_value_t = 24,
+          value_parser = clap::value_parser!(u32).range(1..=720))]
+    pub rotation_grace_hours: u32,
 }
 
 /// How a silo relates to a fleet.

@@ -84,7 +84,8 @@ fn dev_identity(
     let base = args.platform_base_domain.clone().unwrap_or_else(|| "localhost".into());
     let plane = Arc::new(opencrane_provision::identity::IdentityPlane::new(client, base));
     let store: Arc<dyn app::service::fleet::identity::KeyStore> = Arc::new(files);
-    let runtime = app::service::fleet::identity::IdentityRuntime::new(plane, Some(store));
+    let mut runtime = app::service::fleet::identity::IdentityRuntime::new(plane, Some(store));
+    runtime.grace = chrono::TimeDelta::hours(i64::from(link.rotation_grace_hours));
     Ok(Some((runtime, link.reconcile_interval)))
 }
 
@@ -134,7 +135,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let reconcile_interval = zitadel.as_ref().and_then(|(_, every)| *every);
     if let (app::state::RoleSettings::Fleet(settings), Some((runtime, _))) = (&mut fleet.role, zitadel) {
         settings.identity = Some(runtime);
-        fleet::spawn_identity_loops(fleet.clone(), reconcile_interval);
+        fleet::spawn_identity_loops(fleet.clone(), None, reconcile_interval);
     }
 
     // The demo organisation's own client (per-host sign-in on `<demo>.<base>`), when configured.

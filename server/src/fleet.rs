@@ -61,14 +61,21 @@ async fn identity_runtime(
             }
         },
     };
-    app::service::fleet::identity::IdentityRuntime::new(plane, store)
+    let mut runtime = app::service::fleet::identity::IdentityRuntime::new(plane, store);
+    runtime.grace = chrono::TimeDelta::hours(i64::from(link.rotation_grace_hours));
+    runtime
 }
 
-/// Revokes old keys whose grace period ended (every minute) and runs the reconcile pass (every
-/// `interval`, if any).
-pub(crate) fn spawn_identity_loops(state: AppState, interval: Option<std::time::Duration>) {
+/// Every minute: picks up a key another replica rotated to (from the mounted key file, which the
+/// kubelet refreshes from the Secret) and revokes old keys whose grace period ended; every
+/// `interval`, if any, the reconcile pass.
+pub(crate) fn spawn_identity_loops(
+    state: AppState,
+    key_file: Option<std::path::PathBuf>,
+    interval: Option<std::time::Duration>,
+) {
     tokio::spawn(async move {
-        let mut revocations = tokio::time::interval(std::time::Duration::from_secs(60));
+        let mut minutes = tokio::time::interval(std::time::Duration::from_secs(60));
         let mut passes = interval.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
         loop {
             let pass = async {
@@ -80,11 +87,32 @@ pub(crate) fn spawn_identity_loops(state: AppState, interval: Option<std::time::
                 }
             };
             tokio::select! {
-                _ = revocations.tick() => app::service::fleet::identity::revoke_due(&state).await,
+                _ = minutes.tick() => {
+                    if let Some(path) = &key_file {
+                        reload_key(&state, path);
+                    }
+                    app::service::fleet::identity::revoke_due(&state).await;
+                }
                 () = pass => app::service::fleet::identity::reconcile_scheduled(&state).await,
             }
         }
     });
+}
+
+/// Swaps in the key of `path` when it is not the one in use (a rotation on another replica).
+fn reload_key(state: &AppState, path: &std::path::Path) {
+    let Ok(fleet) = state.fleet() else { return };
+    let Some(runtime) = fleet.identity.as_ref() else { return };
+    let Ok(text) = std::fs::read_to_string(path) else { return };
+    match opencrane_zitadel::ServiceAccountKey::parse(&text) {
+        Ok(key) if key.key_id != runtime.plane.client().key_id() => {
+            if let Err(e) = runtime.plane.client().swap_key(&key) {
+                tracing::warn!(path = %path.display(), error = %e, "the key file holds an unusable key; the key in use stays");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(path = %path.display(), error = %e, "the key file is not a key; the key in use stays"),
+    }
 }
 
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
@@ -111,7 +139,7 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         }
     }
     if zitadel.is_some() {
-        spawn_identity_loops(state.clone(), reconcile_interval);
+        spawn_identity_loops(state.clone(), args.zitadel.sa_key_file.clone(), reconcile_interval);
     }
     spawn_session_sweeper(state.pool.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

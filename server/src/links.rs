@@ -27,6 +27,8 @@ pub struct ZitadelLink {
     pub rotation_secret: Option<(String, String, String)>,
     /// How often the reconcile pass runs (`None`: never).
     pub reconcile_interval: Option<Duration>,
+    /// How long an old key stays valid after a two-phase rotation.
+    pub rotation_grace_hours: u32,
 }
 
 /// Checks the Zitadel flags: none set is fine (IAM off); a URL needs a valid key; rotation needs
@@ -64,6 +66,7 @@ pub fn zitadel_link(args: &ZitadelArgs, namespace: Option<&str>) -> anyhow::Resu
         key,
         rotation_secret,
         reconcile_interval: (args.reconcile_interval_ms > 0).then(|| Duration::from_millis(args.reconcile_interval_ms)),
+        rotation_grace_hours: args.rotation_grace_hours,
     }))
 }
 
@@ -131,6 +134,7 @@ mod tests {
             secret_name: secret.map(String::from),
             secret_key: "service-account-key".into(),
             reconcile_interval_ms: 0,
+            rotation_grace_hours: 24,
         }
     }
 
