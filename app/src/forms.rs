@@ -270,7 +270,10 @@ mod server {
         // A posted key is a secret: it is used, never echoed back into the page.
         let fields: Vec<(String, String)> = values
             .iter()
-            .filter(|(k, _)| !k.starts_with('_') && !(posted == Posted::ZitadelKey && k == "serviceAccountKey"))
+            .filter(|(k, _)| {
+                let secret = posted == Posted::ZitadelKey && k == "serviceAccountKey";
+                !k.starts_with('_') && !secret
+            })
             .cloned()
             .collect();
         let secret = values.iter().find(|(k, _)| k == "serviceAccountKey").map(|(_, v)| v.clone()).unwrap_or_default();
