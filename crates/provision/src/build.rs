@@ -280,19 +280,7 @@ mod tests {
     use opencrane_types::Quota;
 
     fn desired() -> Desired {
-        Desired {
-            name: "acme".into(),
-            display_name: "Acme".into(),
-            vanity_domain: None,
-            node_pool: None,
-            quota: None,
-            suspended: false,
-            delete_database: false,
-            silo_version: None,
-            generation: 1,
-            silo_credential: None,
-            identity: None,
-        }
+        Desired::example()
     }
 
     fn kinds(objects: &[Value]) -> Vec<&str> {

@@ -478,19 +478,7 @@ mod tests {
     use super::*;
 
     fn desired(vanity: Option<&str>) -> Desired {
-        Desired {
-            name: "acme".into(),
-            display_name: "Acme Corp".into(),
-            vanity_domain: vanity.map(str::to_owned),
-            node_pool: None,
-            quota: None,
-            suspended: false,
-            delete_database: false,
-            silo_version: None,
-            generation: 1,
-            silo_credential: None,
-            identity: None,
-        }
+        Desired { display_name: "Acme Corp".into(), vanity_domain: vanity.map(str::to_owned), ..Desired::example() }
     }
 
     #[test]

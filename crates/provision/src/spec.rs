@@ -186,6 +186,24 @@ impl Desired {
     pub fn namespace(&self) -> String {
         namespace_of(&self.name)
     }
+
+    /// The unit tests' customer: `acme`, display name `Acme`, nothing optional set.
+    #[cfg(test)]
+    pub(crate) fn example() -> Self {
+        Self {
+            name: "acme".into(),
+            display_name: "Acme".into(),
+            vanity_domain: None,
+            node_pool: None,
+            quota: None,
+            suspended: false,
+            delete_database: false,
+            silo_version: None,
+            generation: 1,
+            silo_credential: None,
+            identity: None,
+        }
+    }
 }
 
 #[cfg(test)]
