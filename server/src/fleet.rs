@@ -75,6 +75,7 @@ pub(crate) fn spawn_identity_loops(
     interval: Option<std::time::Duration>,
 ) {
     tokio::spawn(async move {
+        let mut watch = key_file.map(KeyFileWatch::new);
         let mut minutes = tokio::time::interval(std::time::Duration::from_secs(60));
         let mut passes = interval.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
         loop {
@@ -88,8 +89,8 @@ pub(crate) fn spawn_identity_loops(
             };
             tokio::select! {
                 _ = minutes.tick() => {
-                    if let Some(path) = &key_file {
-                        reload_key(&state, path);
+                    if let Some(watch) = watch.as_mut() {
+                        watch.poll(&state);
                     }
                     app::service::fleet::identity::revoke_due(&state).await;
                 }
@@ -99,19 +100,48 @@ pub(crate) fn spawn_identity_loops(
     });
 }
 
-/// Swaps in the key of `path` when it is not the one in use (a rotation on another replica).
-fn reload_key(state: &AppState, path: &std::path::Path) {
-    let Ok(fleet) = state.fleet() else { return };
-    let Some(runtime) = fleet.identity.as_ref() else { return };
-    let Ok(text) = std::fs::read_to_string(path) else { return };
-    match opencrane_zitadel::ServiceAccountKey::parse(&text) {
-        Ok(key) if key.key_id != runtime.plane.client().key_id() => {
-            if let Err(e) = runtime.plane.client().swap_key(&key) {
-                tracing::warn!(path = %path.display(), error = %e, "the key file holds an unusable key; the key in use stays");
+/// The mounted key file, watched for a rotation made by another replica.
+struct KeyFileWatch {
+    path: std::path::PathBuf,
+    /// The key id the file held at the last look.
+    last_seen: Option<String>,
+}
+
+/// Whether a key read from the file is to be adopted: only when the *file* changed since the
+/// last look (so this replica's own rotation, not yet in the file, is never undone by the old
+/// content) and the key is not the one in use already.
+fn adopt_from_file(last_seen: Option<&str>, in_file: &str, in_use: &str) -> bool {
+    last_seen.is_some_and(|seen| seen != in_file) && in_file != in_use
+}
+
+impl KeyFileWatch {
+    fn new(path: std::path::PathBuf) -> Self {
+        let last_seen = Self::read(&path).map(|k| k.key_id);
+        Self { path, last_seen }
+    }
+
+    fn read(path: &std::path::Path) -> Option<opencrane_zitadel::ServiceAccountKey> {
+        let text = std::fs::read_to_string(path).ok()?;
+        match opencrane_zitadel::ServiceAccountKey::parse(&text) {
+            Ok(key) => Some(key),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "the key file is not a key; the key in use stays");
+                None
             }
         }
-        Ok(_) => {}
-        Err(e) => tracing::warn!(path = %path.display(), error = %e, "the key file is not a key; the key in use stays"),
+    }
+
+    fn poll(&mut self, state: &AppState) {
+        let Ok(fleet) = state.fleet() else { return };
+        let Some(runtime) = fleet.identity.as_ref() else { return };
+        let Some(key) = Self::read(&self.path) else { return };
+        let client = runtime.plane.client();
+        if adopt_from_file(self.last_seen.as_deref(), &key.key_id, &client.key_id())
+            && let Err(e) = client.swap_key(&key)
+        {
+            tracing::warn!(path = %self.path.display(), error = %e, "the key file holds an unusable key; the key in use stays");
+        }
+        self.last_seen = Some(key.key_id);
     }
 }
 
@@ -195,5 +225,22 @@ pub fn fleet_state(
         }),
         sign_in,
         health: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::adopt_from_file;
+
+    #[test]
+    fn a_key_is_taken_from_the_file_only_when_the_file_changed() {
+        // This replica rotated to k2; the file still shows k1 until the kubelet refreshes it.
+        assert!(!adopt_from_file(Some("k1"), "k1", "k2"), "never back to the old key");
+        // The file now shows k2 (already in use here): nothing to do.
+        assert!(!adopt_from_file(Some("k1"), "k2", "k2"));
+        // Another replica rotated to k3: the file changed, so this one follows.
+        assert!(adopt_from_file(Some("k2"), "k3", "k2"));
+        // Nothing seen yet (the file was unreadable at start): the first look is the baseline.
+        assert!(!adopt_from_file(None, "k3", "k2"));
     }
 }

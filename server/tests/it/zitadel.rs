@@ -258,6 +258,24 @@ async fn a_two_phase_rotation_survives_a_restart_and_the_old_key_is_refused_afte
 }
 
 #[sqlx::test(migrations = false)]
+async fn an_upload_during_a_prepared_rotation_cancels_it_and_deletes_the_minted_key(pool: PgPool) {
+    let rig = rig(&pool, TimeDelta::days(90)).await;
+    let (router, state) = rig.fleet(true).await;
+    let prepared = send(&router, Method::POST, "/api/v1/admin/zitadel/sa-key:prepare", None, true).await.json();
+    let minted = prepared["keyId"].as_str().unwrap().to_owned();
+    let uploaded = rig.zitadel.add_key(&rig.key.user_id, None);
+    assert_eq!(rotate(&router, &json!({ "serviceAccountKey": uploaded.to_json() })).await.status, StatusCode::OK);
+    assert_eq!(key_in_use(&state), uploaded.key_id);
+    assert!(!rig.zitadel.keys_of(&rig.key.user_id).contains(&minted), "the minted key is deleted in Zitadel");
+    assert!(rig.secret_key(&format!("{SECRET_KEY}.next")).await.is_none());
+    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM zitadel_key_rotations ORDER BY prepared_at")
+        .fetch_all(&rig.db)
+        .await
+        .unwrap();
+    assert_eq!(states, ["cancelled", "done"]);
+}
+
+#[sqlx::test(migrations = false)]
 async fn reconcile_heals_incomplete_customers_and_adopts_organisation_users(pool: PgPool) {
     let rig = rig(&pool, TimeDelta::days(90)).await;
     let (router, _) = rig.fleet(true).await;

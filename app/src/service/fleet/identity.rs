@@ -264,6 +264,8 @@ pub async fn rotate(state: &AppState, caller: &Caller, request: RotateRequest) -
         message: e.to_string(),
         field: Some("serviceAccountKey".into()),
     })?;
+    // A two-phase rotation under way makes way for the upload.
+    abandon_open(state, runtime, caller).await?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
     let new = NewRotation {
         method: "upload",
@@ -273,18 +275,7 @@ pub async fn rotate(state: &AppState, caller: &Caller, request: RotateRequest) -
         key_expires_at: key.expiration_date,
         actor: caller.actor(),
     };
-    match rotations::insert(&mut *tx, &new).await {
-        // A two-phase rotation under way: the upload wins; that one is abandoned.
-        Err(DbError::UniqueViolation { .. }) => {
-            tx.rollback().await.or_fail(caller)?;
-            abandon_open(state, caller).await?;
-            tx = state.pool.begin().await.or_fail(caller)?;
-            rotations::insert(&mut *tx, &new).await.or_fail(caller)?;
-        }
-        other => {
-            other.or_fail(caller)?;
-        }
-    }
+    rotations::insert(&mut *tx, &new).await.or_fail(caller)?;
     let meta = json!({ "keyId": key.key_id, "previousKeyId": previous, "method": "upload" });
     record(&mut *tx, caller, "zitadel.sa_key.rotate", &key.key_id, "success", meta).await?;
     tx.commit().await.or_fail(caller)?;
@@ -299,17 +290,22 @@ async fn audit_refusal(state: &AppState, caller: &Caller, outcome: &RotationOutc
     }
 }
 
-/// Cancels a prepared rotation (deleting its minted key), or finishes an active one.
-async fn abandon_open(state: &AppState, caller: &Caller) -> Result<(), AppError> {
-    if let Some(open) = rotations::open(&state.pool).await.or_fail(caller)? {
-        match open.state.as_str() {
-            "prepared" => {
-                rotations::cancel(&state.pool, open.id).await.or_fail(caller)?;
-            }
-            _ => {
-                rotations::finish(&state.pool, open.id).await.or_fail(caller)?;
-            }
+/// Makes way for an upload: a prepared rotation is cancelled (its minted key deleted in Zitadel
+/// and from the Secret, best effort); an active one is finished (its old key is left to the
+/// console, as an upload's is).
+async fn abandon_open(state: &AppState, runtime: &IdentityRuntime, caller: &Caller) -> Result<(), AppError> {
+    let Some(open) = rotations::open(&state.pool).await.or_fail(caller)? else { return Ok(()) };
+    if open.state == "prepared" {
+        let client = runtime.plane.client();
+        if let Err(e) = client.remove_machine_key(&client.user_id(), &open.key_id).await {
+            tracing::warn!(request_id = %caller.request_id, error = %e, "the abandoned prepared key could not be deleted in Zitadel");
         }
+        if let Some(store) = &runtime.store {
+            let _ = store.write(KeySlot::Next, None).await;
+        }
+        rotations::cancel(&state.pool, open.id).await.or_fail(caller)?;
+    } else {
+        rotations::finish(&state.pool, open.id).await.or_fail(caller)?;
     }
     Ok(())
 }
@@ -472,7 +468,10 @@ async fn revoke(
         client.remove_machine_key(&client.user_id(), old).await.map_err(Revocation::Zitadel)?;
     }
     let mut tx = pool.begin().await.map_err(|e| Revocation::Db(e.into()))?;
-    rotations::finish(&mut *tx, open.id).await.map_err(Revocation::Db)?;
+    if !rotations::finish(&mut *tx, open.id).await.map_err(Revocation::Db)? {
+        // Another replica finished it meanwhile (and recorded it).
+        return Ok(());
+    }
     let meta = json!({ "keyId": open.key_id, "revokedKeyId": open.previous_key_id });
     let entry = NewAuditEntry {
         actor,
