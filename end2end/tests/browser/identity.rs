@@ -1,7 +1,8 @@
 //! The fleet's `/identity` page in a real browser, against `opencrane dev` linked to the fake
 //! Zitadel (`opencrane_zitadel::fake`, built from Zitadel's documented API shapes; no Zitadel can
 //! run here): the expiry banner, an upload refused with a sentence and never echoed back, an
-//! upload that rotates, the two-phase rotation, and the reconcile pass's result.
+//! upload that rotates, the two-phase rotation, the reconcile pass's result, and the demo
+//! customer's own organisation on its page.
 
 use chrono::{TimeDelta, Utc};
 use opencrane_e2e::{Browser, DevServer, wait_for};
@@ -81,5 +82,12 @@ fn an_operator_sees_the_expiring_key_rotates_it_and_reconciles() {
     submit(&browser, "zitadel-reconcile");
     let result = browser.text(&browser.wait("#reconcile-result"));
     assert!(result.contains("Finished") && result.contains("Members adopted"), "{result}");
+    // The demo customer got its own organisation from the identity step; its page shows it.
+    let org = wait_for("the demo customer's organisation", || {
+        browser.goto(&format!("{}/cluster-tenants/demo", server.fleet_url));
+        browser.text_of("#zitadel-org").filter(|id| id.chars().all(|c| c.is_ascii_digit()) && !id.is_empty())
+    });
+    assert!(zitadel.org(&org).is_some(), "the organisation exists in Zitadel");
+    assert!(browser.find("a[href$='/ui/console/orgs/{org}']".replace("{org}", &org).as_str()).is_some());
     let _ = std::fs::remove_file(key_file);
 }

@@ -299,6 +299,13 @@ async fn reconcile_heals_incomplete_customers_and_adopts_organisation_users(pool
             .unwrap()
             .unwrap_or_else(|| "pending".into());
     assert_eq!(release, "pending", "the release runs again with the new ids");
+    let shown = send(&router, Method::GET, "/api/v1/cluster-tenants/acme", None, true).await.json();
+    assert_eq!(shown["zitadel"]["orgId"], org.as_str());
+    assert_eq!(
+        shown["zitadel"]["consoleUrl"].as_str(),
+        Some(format!("{}/ui/console/orgs/{org}", rig.zitadel.url()).as_str()),
+        "the customer links to its organisation"
+    );
 
     // A user who signed up in the customer's organisation becomes a member on the next pass.
     let ada = rig.zitadel.add_human(&org, "ada@acme.example");

@@ -69,6 +69,7 @@ fn to_wire(row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTena
         client_id: row.zitadel_client_id.clone(),
         org_id: row.zitadel_org_id.clone(),
         redirect_uri: row.zitadel_redirect_uri.clone(),
+        console_url: None,
     });
     Ok(ClusterTenant {
         name: row.name,
@@ -169,7 +170,14 @@ pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<Cluste
     })?;
     let seats = memberships::list(&state.pool, name).await.or_fail(caller)?;
     let active = seats.iter().filter(|m| m.status == "active").count();
-    to_wire(row, Some(i64::try_from(active).unwrap_or(i64::MAX))).map_err(|e| internal(caller, &e))
+    let mut ct = to_wire(row, Some(i64::try_from(active).unwrap_or(i64::MAX))).map_err(|e| internal(caller, &e))?;
+    // The organisation in Zitadel's console, for whoever may see the customer.
+    if let (Some(identity), Some(ids)) = (settings(state)?.identity.as_ref(), ct.zitadel.as_mut())
+        && let Some(org) = &ids.org_id
+    {
+        ids.console_url = Some(format!("{}/ui/console/orgs/{org}", identity.plane.client().api_url()));
+    }
+    Ok(ct)
 }
 
 /// Only the observed status (the onboarding poll).

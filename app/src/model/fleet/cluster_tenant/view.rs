@@ -15,6 +15,9 @@ pub struct ZitadelIds {
     pub org_id: Option<String>,
     /// Registered redirect URI.
     pub redirect_uri: Option<String>,
+    /// The organisation in Zitadel's console (when the fleet knows its Zitadel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_url: Option<String>,
 }
 
 /// Observed status.

@@ -131,6 +131,7 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
                     )}</dd>
                 </dl>
             </section>
+            <SignInOrganisation ids=ct.zitadel.clone() />
             <section class="card" aria-labelledby="spec-h">
                 <h2 id="spec-h">"Desired state"</h2>
                 <dl class="props">
@@ -163,5 +164,36 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
                 </dl>
             </section>
         </div>
+    }
+}
+
+/// The customer's own sign-in organisation in Zitadel (the identity step's ids).
+#[component]
+fn SignInOrganisation(ids: Option<crate::model::fleet::cluster_tenant::ZitadelIds>) -> impl IntoView {
+    let dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
+    view! {
+        <section class="card" aria-labelledby="identity-h">
+            <h2 id="identity-h">"Sign-in organisation"</h2>
+            {match ids {
+                None => view! {
+                    <p class="muted">"No Zitadel organisation yet: the silo signs in with the fallback client. The identity step makes one when the fleet has Zitadel configured."</p>
+                }
+                .into_any(),
+                Some(ids) => view! {
+                    <dl class="props">
+                        <dt>"Organisation"</dt>
+                        <dd class="mono" id="zitadel-org">{dash(ids.org_id.clone())}</dd>
+                        <dt>"Login client"</dt>
+                        <dd class="mono" id="zitadel-client">{dash(ids.client_id.clone())}</dd>
+                        <dt>"Callback"</dt>
+                        <dd class="mono">{dash(ids.redirect_uri.clone())}</dd>
+                    </dl>
+                    {ids.console_url.map(|href| view! {
+                        <p><a href=href rel="noopener noreferrer" target="_blank">"Open the organisation in Zitadel"</a></p>
+                    })}
+                }
+                .into_any(),
+            }}
+        </section>
     }
 }
