@@ -203,25 +203,36 @@ impl IdentityPlane {
         let mut saved = stored.clone();
         let mut ids = stored.clone();
         let c = &self.client;
-        if let Some(org) = &ids.org_id
-            && c.organization(org).await.map_err(|e| failure(&e))?.is_none()
-        {
-            tracing::warn!(cluster_tenant = %desired.name, org, "the stored Zitadel organisation is gone; making it again");
-            ids = ZitadelIds::default();
+        let taken = |e: ZitadelError| {
+            if e.is_already_exists() {
+                StepFailure::new(
+                    "OrganisationNameTaken",
+                    format!(
+                        "Zitadel already has an organisation named “{}” that is not this customer's.",
+                        wanted.org_name
+                    ),
+                    "Change the customer's display name, or rename that organisation in Zitadel; then Retry the step.",
+                )
+            } else {
+                failure(&e)
+            }
+        };
+        if let Some(org) = &ids.org_id {
+            match c.organization(org).await.map_err(|e| failure(&e))? {
+                None => {
+                    tracing::warn!(cluster_tenant = %desired.name, org, "the stored Zitadel organisation is gone; making it again");
+                    ids = ZitadelIds::default();
+                }
+                // The name follows the display name (what users see at sign-in).
+                Some(found) if found.name != wanted.org_name => {
+                    c.rename_organization(org, &wanted.org_name).await.map_err(taken)?;
+                }
+                Some(_) => {}
+            }
         }
         let mut created = None;
         if ids.org_id.is_none() {
-            let org = c.create_organization(&wanted.org_name).await.map_err(|e| {
-                if e.is_already_exists() {
-                    StepFailure::new(
-                        "OrganisationNameTaken",
-                        format!("Zitadel already has an organisation named “{}” that is not this customer's.", wanted.org_name),
-                        "Change the customer's display name, or rename that organisation in Zitadel; then Retry the step.",
-                    )
-                } else {
-                    failure(&e)
-                }
-            })?;
+            let org = c.create_organization(&wanted.org_name).await.map_err(taken)?;
             tracing::info!(cluster_tenant = %desired.name, org, "Zitadel organisation created");
             ids.org_id = Some(org.clone());
             store(pool, &desired.name, &mut saved, &ids).await?;

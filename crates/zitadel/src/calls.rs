@@ -277,6 +277,16 @@ impl Client {
         Ok(answer.map(|a| a.org))
     }
 
+    /// `PUT /management/v1/orgs/me` in `org`: renames it (a taken name is a 409; the same name
+    /// is Zitadel's 400 "No changes", so callers compare first).
+    pub async fn rename_organization(&self, org: &str, name: &str) -> Result<()> {
+        const CALL: &str = "rename organisation (PUT /management/v1/orgs/me)";
+        let body = json!({ "name": name });
+        self.call::<Value>(CALL, Method::PUT, "/management/v1/orgs/me", Some(org), Some(&body), Idempotent::Yes)
+            .await
+            .map(|_| ())
+    }
+
     /// `DELETE /admin/v1/orgs/{id}`: `false` when it was already gone.
     pub async fn delete_organization(&self, org: &str) -> Result<bool> {
         const CALL: &str = "delete organisation (DELETE /admin/v1/orgs/{id})";

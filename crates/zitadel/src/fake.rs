@@ -605,6 +605,22 @@ fn api(state: &mut FakeState, method: &Method, path: &str, headers: &HeaderMap, 
             let o = &state.orgs[&org];
             ok(json!({ "org": { "id": o.id, "name": o.name, "state": "ORG_STATE_ACTIVE" } }))
         }
+        ("PUT", ["management", "v1", "orgs", "me"]) => {
+            let name = text(&body, "name").trim().to_owned();
+            if name.is_empty() {
+                return error(StatusCode::BAD_REQUEST, "invalid UpdateOrgRequest.Name");
+            }
+            if state.orgs[&org].name == name {
+                return error(StatusCode::BAD_REQUEST, "No changes (ORG-4VhT1)");
+            }
+            if state.orgs.values().any(|o| o.name == name) {
+                return error(StatusCode::CONFLICT, "Organisation already exists (ORG-lapo2m)");
+            }
+            if let Some(o) = state.orgs.get_mut(&org) {
+                o.name = name;
+            }
+            ok(json!({ "details": details() }))
+        }
         ("POST", ["management", "v1", "orgs", "me", "members", "_search"]) => {
             let result: Vec<Value> = state.orgs[&org]
                 .members

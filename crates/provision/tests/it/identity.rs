@@ -214,6 +214,24 @@ async fn the_vanity_host_joins_the_callbacks_when_it_is_set(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_organisation_is_renamed_with_the_display_name(pool: PgPool) {
+    let rig = rig().await;
+    seed(&pool, &rig, "acme", "Retain").await;
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    let org = ids(&pool, "acme").await.org_id.unwrap();
+    let quota = json!({});
+    cluster_tenants::update_desired(&pool, "acme", &DesiredState::shared("Acme Group", &quota, "Retain"))
+        .await
+        .unwrap();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    assert_eq!(rig.zitadel.org(&org).unwrap().name, "Acme Group (acme)", "renamed in place, not a new org");
+    assert_eq!(ids(&pool, "acme").await.org_id.as_deref(), Some(org.as_str()));
+    let writes = rig.zitadel.writes();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    assert_eq!(rig.zitadel.writes(), writes);
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
 async fn deletion_follows_the_termination_policy(pool: PgPool) {
     let rig = rig().await;
     for (name, policy) in [("gone", "Delete"), ("kept", "Retain")] {

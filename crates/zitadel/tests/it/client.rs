@@ -93,6 +93,13 @@ async fn an_organisation_with_project_roles_login_app_and_grants_round_trips() {
     assert_eq!(client.organization(&org).await.unwrap().map(|o| o.name), Some("Acme".into()));
     let dup = client.create_organization("Acme").await.unwrap_err();
     assert!(dup.is_already_exists(), "{dup}");
+    client.create_organization("Globex").await.unwrap();
+    assert!(client.rename_organization(&org, "Globex").await.unwrap_err().is_already_exists());
+    let same = client.rename_organization(&org, "Acme").await.unwrap_err();
+    assert!(matches!(same, Error::Status { status: 400, .. }), "no changes: {same}");
+    client.rename_organization(&org, "Acme Corp").await.unwrap();
+    assert_eq!(client.organization(&org).await.unwrap().map(|o| o.name), Some("Acme Corp".into()));
+    client.rename_organization(&org, "Acme").await.unwrap();
 
     let project = client.create_project(&org, "opencrane").await.unwrap();
     assert_eq!(client.projects_named(&org, "opencrane").await.unwrap().len(), 1);
