@@ -1,7 +1,8 @@
 //! The identity step: the customer's own Zitadel organisation, so that its silo signs in its own
 //! users. It holds a project `opencrane` with the roles `owner`, `admin` and `member`, a login
 //! app (a public PKCE client, code flow) whose callbacks are the silo's canonical host and its
-//! vanity host, and a grant of `owner` for each active Owner membership.
+//! vanity host, and a grant of each active member's role (`owner`, `admin`, `member`); a
+//! suspended member's grant is deactivated.
 //!
 //! [`wanted`] says what the organisation should look like (pure); [`IdentityPlane::converge`]
 //! observes what Zitadel has under the stored ids and makes only what is missing or different:
@@ -317,47 +318,70 @@ impl IdentityPlane {
         ids.redirect_uri = Some(wanted.canonical_redirect.clone());
         store(pool, name, saved, ids).await?;
 
-        // Every active Owner holds the `owner` role (one grant per user and project).
-        let owners: Vec<String> = memberships::list(pool, name)
-            .await
-            .map_err(|e| database(&e))?
-            .into_iter()
-            .filter(|m| m.role == "owner" && m.status == "active")
-            .map(|m| m.subject)
-            .collect();
-        let mut unknown = Vec::new();
-        let org_owners: Vec<String> = if owners.is_empty() {
-            Vec::new()
+        // Every active member holds their role on the project (one grant per user and project);
+        // a suspended member's grant is deactivated (their Zitadel account stays untouched).
+        let members = memberships::list(pool, name).await.map_err(|e| database(&e))?;
+        let org_owners: Vec<String> = if members.iter().any(|m| m.role == "owner" && m.status == "active") {
+            let listed = c.org_members(&org).await.map_err(z)?;
+            listed.into_iter().filter(|m| m.roles.iter().any(|r| r == "ORG_OWNER")).map(|m| m.user_id).collect()
         } else {
-            let members = c.org_members(&org).await.map_err(z)?;
-            members.into_iter().filter(|m| m.roles.iter().any(|r| r == "ORG_OWNER")).map(|m| m.user_id).collect()
+            Vec::new()
         };
-        for owner in &owners {
-            match c.ensure_user_grant(&org, owner, &project, &["owner"]).await {
+        let (mut owners, mut others, mut suspended, mut unknown) = (0, 0, 0, Vec::new());
+        for member in &members {
+            let subject = member.subject.as_str();
+            if member.status != "active" {
+                suspended += 1;
+                for grant in c.user_grants(&org, subject, &project).await.map_err(z)? {
+                    if grant.is_active() {
+                        c.deactivate_user_grant(&org, subject, &grant.id).await.map_err(z)?;
+                    }
+                }
+                continue;
+            }
+            match c.ensure_user_grant(&org, subject, &project, &[member.role.as_str()]).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => {
-                    unknown.push(owner.clone());
+                    unknown.push(member.subject.clone());
                     continue;
                 }
                 Err(e) => return Err(failure(&e)),
             }
-            // Owners also administer the organisation in Zitadel's console (its users, its MFA).
-            if !org_owners.contains(owner) {
-                c.add_org_owner(&org, owner).await.map_err(z)?;
+            if member.role == "owner" {
+                owners += 1;
+                // Owners also administer the organisation in Zitadel's console (its users, its MFA).
+                if !org_owners.iter().any(|o| o == subject) {
+                    c.add_org_owner(&org, subject).await.map_err(z)?;
+                }
+            } else {
+                others += 1;
             }
         }
         let client = ids.client_id.as_deref().unwrap_or_default();
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut message = format!("Organisation {org} with the login app {client}");
-        match (owners.len() - unknown.len(), unknown.is_empty()) {
-            (0, true) => message.push_str("; no Owner yet to grant."),
-            (n, true) => message.push_str(&format!("; {n} Owner{} granted.", if n == 1 { "" } else { "s" })),
-            (_, false) => message.push_str(&format!(
-                "; Zitadel does not know the Owner subject{} {}, so no grant was made for {}.",
+        if owners + others == 0 && unknown.is_empty() {
+            message.push_str("; no member yet to grant");
+        } else {
+            message.push_str(&format!(
+                "; {} and {} granted",
+                plural(owners, "Owner", "Owners"),
+                plural(others, "other member", "other members")
+            ));
+        }
+        if suspended > 0 {
+            message
+                .push_str(&format!("; {} without access", plural(suspended, "suspended member", "suspended members")));
+        }
+        if !unknown.is_empty() {
+            message.push_str(&format!(
+                "; Zitadel does not know the subject{} {}, so no grant was made for {}",
                 if unknown.len() == 1 { "" } else { "s" },
                 unknown.join(", "),
                 if unknown.len() == 1 { "it" } else { "them" },
-            )),
+            ));
         }
+        message.push('.');
         Ok(StepSuccess::done("OrganisationReady", message))
     }
 

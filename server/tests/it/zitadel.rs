@@ -332,6 +332,64 @@ async fn reconcile_heals_incomplete_customers_and_adopts_organisation_users(pool
 }
 
 #[sqlx::test(migrations = false)]
+async fn member_changes_reach_the_organisations_grants(pool: PgPool) {
+    let rig = rig(&pool, TimeDelta::days(90)).await;
+    let (router, state) = rig.fleet(true).await;
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')")
+        .execute(&rig.db)
+        .await
+        .unwrap();
+    let plane = match &state.role {
+        RoleSettings::Fleet(fleet) => fleet.identity.as_ref().unwrap().plane.clone(),
+        RoleSettings::Silo(_) => unreachable!(),
+    };
+    // The identity step, as the provisioner runs it.
+    let converge = || async {
+        let row = opencrane_fleet_db::cluster_tenants::get(&rig.db, "acme").await.unwrap();
+        let desired = opencrane_provision::spec::Desired::from_row(&row).unwrap();
+        let ids = opencrane_fleet_db::cluster_tenants::ZitadelIds::of(&row);
+        plane.converge(&rig.db, &desired, &ids).await.unwrap();
+    };
+    converge().await;
+    let org: String = sqlx::query_scalar("SELECT zitadel_org_id FROM cluster_tenants WHERE name = 'acme'")
+        .fetch_one(&rig.db)
+        .await
+        .unwrap();
+    let ada = rig.zitadel.add_human(&org, "ada@acme.example");
+    // Converged, as the reconciler leaves it: not due, the identity step done.
+    sqlx::query("UPDATE cluster_tenants SET observed_generation = generation, phase = 'ready' WHERE name = 'acme'")
+        .execute(&rig.db)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO provisioning_steps (cluster_tenant, step, state, reason, generation)
+         VALUES ('acme', 'identity', 'done', 'OrganisationReady', 1)",
+    )
+    .execute(&rig.db)
+    .await
+    .unwrap();
+    assert!(!opencrane_fleet_db::provisioning::due(&rig.db).await.unwrap().iter().any(|d| d.name == "acme"));
+
+    let body = json!({ "subject": ada, "role": "member" }).to_string();
+    let added = send(&router, Method::POST, "/api/v1/cluster-tenants/acme/members", Some(&body), true).await;
+    assert_eq!(added.status, StatusCode::CREATED, "{}", added.text);
+    let (state_now, reason): (String, String) = sqlx::query_as(
+        "SELECT state, reason FROM provisioning_steps WHERE cluster_tenant = 'acme' AND step = 'identity'",
+    )
+    .fetch_one(&rig.db)
+    .await
+    .unwrap();
+    assert_eq!((state_now.as_str(), reason.as_str()), ("pending", "Requeued"), "the identity step runs again");
+    assert!(opencrane_fleet_db::provisioning::due(&rig.db).await.unwrap().iter().any(|d| d.name == "acme"));
+    converge().await;
+    assert_eq!(rig.zitadel.grants(&org).iter().filter(|g| g.user_id == ada).count(), 1);
+
+    let path = format!("/api/v1/cluster-tenants/acme/members/{ada}");
+    assert_eq!(send(&router, Method::DELETE, &path, None, true).await.status, StatusCode::OK);
+    assert!(rig.zitadel.grants(&org).iter().all(|g| g.user_id != ada), "a removed member's grant is deleted");
+}
+
+#[sqlx::test(migrations = false)]
 async fn only_operators_reach_the_identity_plane(pool: PgPool) {
     let rig = rig(&pool, TimeDelta::days(90)).await;
     let (router, _) = rig.fleet(true).await;

@@ -3,6 +3,10 @@
 //! or take the Owner role (and suspend, reactivate or remove an owner). The last active Owner cannot be demoted, suspended or removed, and
 //! nobody becomes an active member without a free seat — both decided under the customer's row
 //! lock (`opencrane_fleet_db::memberships`), so concurrent requests cannot break either rule.
+//!
+//! With Zitadel configured, every change reaches the customer's organisation: the identity step
+//! runs again and gives each active member their role's grant and deactivates a suspended
+//! member's; a removed member's grants are deleted at once.
 
 use opencrane_fleet_db::memberships::{self, MembershipError, MembershipRow};
 use serde_json::json;
@@ -18,6 +22,39 @@ use crate::{
     service::{OrFail as _, authorize_mutation, db_failure, fleet::cluster_tenants, record},
     state::{AppState, Caller},
 };
+
+/// Asks the provisioner to bring the customer's Zitadel grants in line with its memberships (the
+/// identity step runs again on the next reconcile). Best effort after the change committed: a
+/// failure is logged, and the next reconcile pass catches up.
+async fn resync_grants(state: &AppState, caller: &Caller, name: &str) {
+    let has_identity = state.fleet().is_ok_and(|f| f.identity.is_some());
+    if !has_identity {
+        return;
+    }
+    let identity = opencrane_provision::StepId::Identity.as_str();
+    let requeued = opencrane_fleet_db::provisioning::rerun_step(&state.pool, name, identity).await;
+    let notified = opencrane_fleet_db::provisioning::notify(&state.pool, name).await;
+    if let Err(e) = requeued.and(notified) {
+        tracing::warn!(request_id = %caller.request_id, cluster_tenant = %name, error = %e, "could not requeue the Zitadel grants");
+    }
+}
+
+/// Deletes a removed member's grants on the customer's project (best effort, logged).
+async fn remove_grants(state: &AppState, caller: &Caller, name: &str, subject: &str) {
+    let Some(identity) = state.fleet().ok().and_then(|f| f.identity.as_ref()) else { return };
+    let Ok(row) = opencrane_fleet_db::cluster_tenants::get(&state.pool, name).await else { return };
+    let (Some(org), Some(project)) = (row.zitadel_org_id, row.zitadel_project_id) else { return };
+    let client = identity.plane.client();
+    let removed = async {
+        for grant in client.user_grants(&org, subject, &project).await? {
+            client.remove_user_grant(&org, subject, &grant.id).await?;
+        }
+        Ok::<(), opencrane_zitadel::Error>(())
+    };
+    if let Err(e) = removed.await {
+        tracing::warn!(request_id = %caller.request_id, cluster_tenant = %name, error = %e, "a removed member's Zitadel grant could not be deleted");
+    }
+}
 
 fn view(row: MembershipRow) -> MemberView {
     MemberView {
@@ -95,6 +132,7 @@ pub async fn add(state: &AppState, caller: &Caller, name: &str, req: MemberReque
     let meta = json!({ "role": role, "created": created, "before": before.map(|m| json!({ "role": m.role, "status": m.status })) });
     record(&mut *tx, caller, "membership.add", &target, "success", meta).await?;
     tx.commit().await.or_fail(caller)?;
+    resync_grants(state, caller, name).await;
     Ok(MemberChange { member: view(row), created, zitadel_seated: false })
 }
 
@@ -123,6 +161,7 @@ pub async fn set_suspended(
     let row = changed.map_err(|e| refusal(caller, name, subject, e))?;
     record(&mut *tx, caller, action, &target, "success", json!({ "role": row.role })).await?;
     tx.commit().await.or_fail(caller)?;
+    resync_grants(state, caller, name).await;
     Ok(view(row))
 }
 
@@ -141,5 +180,6 @@ pub async fn remove(state: &AppState, caller: &Caller, name: &str, subject: &str
     let meta = json!({ "before": before.map(|m| json!({ "role": m.role, "status": m.status })) });
     record(&mut *tx, caller, "membership.remove", &target, "success", meta).await?;
     tx.commit().await.or_fail(caller)?;
+    remove_grants(state, caller, name, subject).await;
     Ok(())
 }

@@ -98,7 +98,7 @@ async fn a_fresh_customer_gets_its_organisation_and_the_release_its_login_app(po
 
     let (state, reason, message) = step(&pool, "acme").await;
     assert_eq!((state.as_str(), reason.as_str()), ("done", "OrganisationReady"));
-    assert!(message.contains("1 Owner granted"), "{message}");
+    assert!(message.contains("1 Owner and 0 other members granted"), "{message}");
     // The release carries the organisation's own client: the silo signs in its own users.
     let released = rig.cluster.released.lock().unwrap().last().cloned().unwrap();
     assert_eq!(released.1, SiloIdentity::of(stored.org_id.as_deref(), stored.client_id.as_deref()));
@@ -211,6 +211,42 @@ async fn the_vanity_host_joins_the_callbacks_when_it_is_set(pool: PgPool) {
     let writes = rig.zitadel.writes();
     assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
     assert_eq!(rig.zitadel.writes(), writes, "in step: no further update");
+}
+
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn every_member_holds_their_role_and_a_suspended_one_loses_the_grant(pool: PgPool) {
+    let rig = rig().await;
+    seed(&pool, &rig, "acme", "Retain").await;
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    let org = ids(&pool, "acme").await.org_id.unwrap();
+    let ada = rig.zitadel.add_human(&org, "ada@acme.example");
+    let bob = rig.zitadel.add_human(&org, "bob@acme.example");
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", &ada, "admin").await.unwrap();
+    memberships::upsert(&mut tx, "acme", &bob, "member").await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    let role_of = |user: &str| {
+        rig.zitadel.grants(&org).into_iter().find(|g| g.user_id == user).map(|g| (g.roles.clone(), g.inactive))
+    };
+    assert_eq!(role_of(&ada), Some((vec!["admin".to_owned()], false)));
+    assert_eq!(role_of(&bob), Some((vec!["member".to_owned()], false)));
+
+    // Bob is suspended, Ada promoted: Bob's grant is deactivated (his account untouched), Ada's
+    // grant carries the new role (one grant, updated in place).
+    let mut tx = pool.begin().await.unwrap();
+    memberships::set_status(&mut tx, "acme", &bob, "suspended").await.unwrap();
+    memberships::upsert(&mut tx, "acme", &ada, "owner").await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    assert_eq!(role_of(&bob), Some((vec!["member".to_owned()], true)));
+    assert_eq!(role_of(&ada), Some((vec!["owner".to_owned()], false)));
+    assert_eq!(rig.zitadel.grants(&org).len(), 3, "one grant per member");
+    let (_, _, message) = step(&pool, "acme").await;
+    assert!(message.contains("2 Owners and 0 other members granted; 1 suspended member without access"), "{message}");
+    let writes = rig.zitadel.writes();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    assert_eq!(rig.zitadel.writes(), writes, "in line: nothing written");
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
