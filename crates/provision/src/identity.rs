@@ -461,7 +461,15 @@ impl IdentityPlane {
             let org = cluster_tenants::get(pool, &name).await.ok().and_then(|row| row.zitadel_org_id);
             if let Some(org) = org {
                 match self.adopt_members(pool, &name, &org).await {
-                    Ok((adopted, skipped)) => report.adopted.push((name, adopted, skipped)),
+                    Ok((adopted, skipped)) => {
+                        if adopted > 0 {
+                            // The adopted members get their `member` grant from the identity step.
+                            let identity = crate::StepId::Identity.as_str();
+                            opencrane_fleet_db::provisioning::rerun_step(pool, &name, identity).await?;
+                            opencrane_fleet_db::provisioning::notify(pool, &name).await?;
+                        }
+                        report.adopted.push((name, adopted, skipped));
+                    }
                     Err(e) => report.adoption_failed.push((name, e)),
                 }
             }

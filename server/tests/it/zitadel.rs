@@ -309,6 +309,12 @@ async fn reconcile_heals_incomplete_customers_and_adopts_organisation_users(pool
 
     // A user who signed up in the customer's organisation becomes a member on the next pass.
     let ada = rig.zitadel.add_human(&org, "ada@acme.example");
+    // As the reconciler leaves a converged customer: not due.
+    sqlx::query("UPDATE cluster_tenants SET observed_generation = generation, phase = 'ready' WHERE name = 'acme'")
+        .execute(&rig.db)
+        .await
+        .unwrap();
+    assert!(!opencrane_fleet_db::provisioning::due(&rig.db).await.unwrap().iter().any(|d| d.name == "acme"));
     let report = send(&router, Method::POST, "/api/v1/admin/zitadel/reconcile", None, true).await.json();
     let skipped: Vec<(String, String)> = report["skipped"]
         .as_array()
@@ -327,6 +333,10 @@ async fn reconcile_heals_incomplete_customers_and_adopts_organisation_users(pool
             .await
             .unwrap();
     assert_eq!(role, "member");
+    assert!(
+        opencrane_fleet_db::provisioning::due(&rig.db).await.unwrap().iter().any(|d| d.name == "acme"),
+        "the identity step runs again to grant the adopted member"
+    );
     let shown = send(&router, Method::GET, "/api/v1/admin/zitadel", None, true).await.json();
     assert_eq!(shown["lastReconcile"]["reconciled"], json!(["globex"]), "the page shows the last pass");
 }
