@@ -440,25 +440,32 @@ impl IdentityPlane {
                 continue;
             }
             let ids = ZitadelIds::of(&row);
-            if ids.is_complete() {
+            // The organisation whose users are adopted (the stored one, the healed one, or what a
+            // failed heal left stored).
+            let org = if ids.is_complete() {
                 report.skipped.push((name.clone(), "already-provisioned".into()));
+                ids.org_id.clone()
             } else {
                 match Desired::from_row(&row) {
                     Err(invalid) => {
                         report.failed.push((name.clone(), format!("the desired state is invalid: {invalid}")));
+                        ids.org_id.clone()
                     }
                     Ok(desired) => match self.converge(pool, &desired, &ids).await {
-                        Ok(_) => {
+                        Ok(converged) => {
                             let release = crate::StepId::Release.as_str();
                             opencrane_fleet_db::provisioning::rerun_step(pool, &name, release).await?;
                             opencrane_fleet_db::provisioning::notify(pool, &name).await?;
                             report.reconciled.push(name.clone());
+                            converged.ids.org_id
                         }
-                        Err(failure) => report.failed.push((name.clone(), failure.message)),
+                        Err(failure) => {
+                            report.failed.push((name.clone(), failure.message));
+                            cluster_tenants::get(pool, &name).await.ok().and_then(|row| row.zitadel_org_id)
+                        }
                     },
                 }
-            }
-            let org = cluster_tenants::get(pool, &name).await.ok().and_then(|row| row.zitadel_org_id);
+            };
             if let Some(org) = org {
                 match self.adopt_members(pool, &name, &org).await {
                     Ok((adopted, skipped)) => {

@@ -258,6 +258,35 @@ async fn a_two_phase_rotation_survives_a_restart_and_the_old_key_is_refused_afte
 }
 
 #[sqlx::test(migrations = false)]
+async fn two_replicas_revoking_at_the_end_of_the_grace_period_record_it_once(pool: PgPool) {
+    let rig = rig(&pool, TimeDelta::days(90)).await;
+    let (router, _) = rig.fleet(true).await;
+    assert_eq!(
+        send(&router, Method::POST, "/api/v1/admin/zitadel/sa-key:prepare", None, true).await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        send(&router, Method::POST, "/api/v1/admin/zitadel/sa-key:activate", None, true).await.status,
+        StatusCode::OK
+    );
+    sqlx::query("UPDATE zitadel_key_rotations SET revoke_after = now() - interval '1 minute'")
+        .execute(&rig.db)
+        .await
+        .unwrap();
+    // Two fleet replicas whose minute ticks coincide.
+    let ((_, a), (_, b)) = (rig.fleet(true).await, rig.fleet(true).await);
+    tokio::join!(app::service::fleet::identity::revoke_due(&a), app::service::fleet::identity::revoke_due(&b));
+    assert!(!rig.zitadel.keys_of(&rig.key.user_id).contains(&rig.key.key_id), "the old key is revoked");
+    let state: String = sqlx::query_scalar("SELECT state FROM zitadel_key_rotations").fetch_one(&rig.db).await.unwrap();
+    assert_eq!(state, "done");
+    let recorded: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'zitadel.sa_key.revoke'")
+        .fetch_one(&rig.db)
+        .await
+        .unwrap();
+    assert_eq!(recorded, 1, "one revocation, one audit entry");
+}
+
+#[sqlx::test(migrations = false)]
 async fn an_upload_during_a_prepared_rotation_cancels_it_and_deletes_the_minted_key(pool: PgPool) {
     let rig = rig(&pool, TimeDelta::days(90)).await;
     let (router, state) = rig.fleet(true).await;

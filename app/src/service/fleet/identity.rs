@@ -406,15 +406,11 @@ pub async fn activate(state: &AppState, caller: &Caller) -> Result<RotationView,
     let meta = json!({ "keyId": key.key_id, "previousKeyId": previous, "revokeAfter": revoke_after });
     record(&mut *tx, caller, "zitadel.sa_key.activate", &key.key_id, "success", meta).await?;
     tx.commit().await.or_fail(caller)?;
-    current(state, caller).await
+    latest(state, caller).await
 }
 
-/// The latest rotation (what the page confirms after a rotation).
+/// The latest rotation (what a step answers, and what the page confirms after an upload).
 pub async fn latest(state: &AppState, caller: &Caller) -> Result<RotationView, AppError> {
-    current(state, caller).await
-}
-
-async fn current(state: &AppState, caller: &Caller) -> Result<RotationView, AppError> {
     let rows = rotations::recent(&state.pool, 1).await.or_fail(caller)?;
     rows.first().map(view).ok_or_else(|| conflict("No rotation."))
 }
@@ -429,7 +425,7 @@ pub async fn revoke_now(state: &AppState, caller: &Caller) -> Result<RotationVie
         Revocation::Zitadel(e) => upstream(&e),
         Revocation::Db(e) => crate::service::db_failure(caller, e),
     })?;
-    current(state, caller).await
+    latest(state, caller).await
 }
 
 /// Abandons a prepared rotation: its minted key is deleted in Zitadel and removed from the Secret.
@@ -447,7 +443,7 @@ pub async fn cancel(state: &AppState, caller: &Caller) -> Result<RotationView, A
     rotations::cancel(&mut *tx, open.id).await.or_fail(caller)?;
     record(&mut *tx, caller, "zitadel.sa_key.cancel", &open.key_id, "success", json!({ "keyId": open.key_id })).await?;
     tx.commit().await.or_fail(caller)?;
-    current(state, caller).await
+    latest(state, caller).await
 }
 
 enum Revocation {
