@@ -583,13 +583,9 @@ pub struct DeploySiloArgs {
     /// The fleet-manager's in-cluster URL (default: the fleet-managed profile's).
     #[arg(long, env = "FLEET_INTERNAL_URL", conflicts_with = "standalone")]
     pub fleet_internal_url: Option<String>,
-    /// Namespace of the fleet release (where its token Secret lives).
-    #[arg(long, default_value = "opencrane-system")]
-    pub fleet_namespace: String,
-    /// The fleet's token Secret to copy into the silo namespace.
-    #[arg(long, default_value = "opencrane-fleet-api-token")]
-    pub fleet_token_secret: String,
-    /// A file holding the fleet token (instead of reading the fleet's Secret).
+    /// A file holding this customer's own silo credential (`ocs_…`, minted by the fleet) to
+    /// write into the silo namespace; default: the one the fleet's provisioner wrote there. The
+    /// fleet's API token is never accepted.
     #[arg(long, conflicts_with = "standalone")]
     pub fleet_token_file: Option<PathBuf>,
     /// The API server's address as a CIDR, for the silo operator's egress (repeatable;

@@ -117,11 +117,7 @@ pub fn silo_options(args: &DeploySiloArgs) -> anyhow::Result<SiloOptions> {
     } else {
         let token = match &args.fleet_token_file {
             Some(path) => TokenSource::Value(read_secret("--fleet-token-file", path)?),
-            None => TokenSource::FleetSecret {
-                namespace: args.fleet_namespace.clone(),
-                name: args.fleet_token_secret.clone(),
-                key: "token".into(),
-            },
+            None => TokenSource::Existing,
         };
         SiloMode::FleetManaged { fleet_internal_url: args.fleet_internal_url.clone(), token }
     };

@@ -3,7 +3,8 @@
 //! when there is one) and answer the read-only queries a deploy asks (`get --raw /readyz`,
 //! `get crd`, `get endpointslices`, `get secret`) the way kubectl does, including kubectl's
 //! NotFound error. A test makes a tool fail on demand with [`Fakes::fail_on`], or hides the
-//! CloudNativePG CRD with [`Fakes::without_cnpg`].
+//! CloudNativePG CRD with [`Fakes::without_cnpg`]; the silo namespace's credential Secret exists
+//! only after [`Fakes::with_silo_credential`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test support: a failed setup fails the test")]
 
@@ -48,7 +49,12 @@ if [ "$tool" = kubectl ]; then
     *"get crd"*) echo found ;;
     *"get endpointslices"*)
       echo '{"items":[{"endpoints":[{"addresses":["10.96.0.1"]}],"ports":[{"port":6443}]}]}' ;;
-    *"get secret opencrane-fleet-api-token"*) printf 'fleet-token-value' ;;
+    *"get secret opencrane-fleet-token"*)
+      if [ ! -f "$dir/silo-credential" ]; then
+        echo 'Error from server (NotFound): secrets "opencrane-fleet-token" not found' >&2
+        exit 1
+      fi
+      cat "$dir/silo-credential" ;;
     *"get --raw /readyz"*) echo ok ;;
   esac
 fi
@@ -88,6 +94,11 @@ impl Fakes {
     /// Makes `tool` (kubectl or helm) fail when one of its arguments equals `argument`.
     pub fn fail_on(&self, tool: &str, argument: &str) {
         fs::write(self.dir.join(format!("fail-{tool}")), argument).unwrap();
+    }
+
+    /// Puts `value` in the silo namespace's credential Secret (`get secret opencrane-fleet-token`).
+    pub fn with_silo_credential(&self, value: &str) {
+        fs::write(self.dir.join("silo-credential"), value).unwrap();
     }
 
     /// Makes `kubectl get crd clusters.postgresql.cnpg.io` answer NotFound.

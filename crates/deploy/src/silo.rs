@@ -2,8 +2,12 @@
 //!
 //! The silo reuses the cluster-wide singletons the fleet release installed, so the preflight
 //! refuses to go on without the CloudNativePG CRD, and the plan never installs a singleton.
-//! Fleet-managed silos (the default) get the fleet's URL, its token (copied into a Secret in the
-//! silo namespace over stdin, never on a command line) and `crds.install=false`.
+//! Fleet-managed silos (the default) get the fleet's URL, **their own customer's credential**
+//! (`ocs_…`, minted by the fleet at provisioning; never the fleet's API token, which would make
+//! whoever reads the silo's Secret an operator of the fleet) and `crds.install=false`. The
+//! credential is either already in the silo namespace (the fleet's provisioner wrote it; the
+//! preflight checks it is there and is a silo credential) or given with `--fleet-token-file`,
+//! written into the Secret over stdin, never on a command line.
 
 use std::{net::IpAddr, path::PathBuf};
 
@@ -13,12 +17,16 @@ use crate::{
     run::{self, Runner, Tools},
 };
 
-/// The Secret in the silo namespace holding the token shared with the fleet; the fleet-managed
+/// The Secret in the silo namespace holding the silo's own credential for the fleet; the fleet-managed
 /// profile (`charts/opencrane-silo/profiles/fleet-managed.yaml`) names the same Secret.
 pub const FLEET_TOKEN_SECRET: &str = "opencrane-fleet-token";
 
 /// The CRD external-dns reads; needed when the silo publishes its own DNS record.
 pub const DNS_ENDPOINT_CRD: &str = "dnsendpoints.externaldns.k8s.io";
+
+/// How a silo credential starts (the fleet's `opencrane_provision::credential::PREFIX`; this crate
+/// does not depend on the provisioner).
+pub const SILO_CREDENTIAL_PREFIX: &str = "ocs_";
 
 /// How the silo relates to a fleet.
 #[derive(Clone, Debug)]
@@ -37,20 +45,15 @@ pub enum SiloMode {
 /// Where a fleet-managed silo's token comes from.
 #[derive(Clone, Debug)]
 pub enum TokenSource {
-    /// Copied from the fleet release's Secret (read with kubectl at deploy time).
-    FleetSecret {
-        /// Namespace of the fleet release.
-        namespace: String,
-        /// Secret name.
-        name: String,
-        /// Key in the Secret.
-        key: String,
-    },
-    /// Given directly (a file, the environment, or a credential the fleet just minted): written
-    /// into the silo's Secret, replacing what it held.
+    /// Given directly (a file, or a credential the fleet just minted): written into the silo's
+    /// Secret, replacing what it held. Must be a silo credential (`ocs_…`).
     Value(Secret),
-    /// Already in the silo's Secret (the fleet's provisioner installed it earlier): kept as is.
+    /// Already in the silo's Secret (the fleet's provisioner installed it earlier): kept as is. A
+    /// real run checks first that it is there and is a silo credential (`deploy silo` by hand).
     Existing,
+    /// Written by the caller just before (the fleet's provisioner, which applied and checked it
+    /// in the same pass): kept as is, not read again.
+    Installed,
 }
 
 /// Everything `deploy silo` needs.
@@ -79,8 +82,8 @@ pub struct SiloOptions {
 pub struct SiloObservations {
     /// API server CIDRs and ports (when discovered).
     pub api_server: Option<(Vec<String>, Vec<u16>)>,
-    /// The fleet token (read only for a real run; a dry run shows where it would come from).
-    pub fleet_token: Option<Secret>,
+    /// Whether the silo namespace already holds a silo credential (checked by a real run).
+    pub credential_present: bool,
 }
 
 impl SiloOptions {
@@ -130,6 +133,14 @@ impl SiloOptions {
                 )));
             }
         }
+        if let SiloMode::FleetManaged { token: TokenSource::Value(value), .. } = &self.mode
+            && !value.expose().starts_with(SILO_CREDENTIAL_PREFIX)
+        {
+            return Err(Error::Invalid(format!(
+                "--fleet-token-file: this is not a silo credential (they start with {SILO_CREDENTIAL_PREFIX}); \
+                 a silo never holds the fleet's API token. Use the credential the fleet minted for this customer."
+            )));
+        }
         for cidr in &self.kube_api_cidrs {
             check_cidr("--kube-api-cidr", cidr)?;
         }
@@ -159,21 +170,18 @@ pub fn build(opts: &SiloOptions, seen: &SiloObservations) -> Plan {
     let mut objects = vec![manifest::plain(manifest::namespace(&ns, "silo", &[("opencrane.io/cluster-tenant", ct)]))];
     let mut title = format!("Namespace {ns} (restricted Pod Security)");
     if let SiloMode::FleetManaged { token, .. } = &opts.mode {
-        let pair = match (&seen.fleet_token, token) {
-            (_, TokenSource::Value(value)) | (Some(value), _) => {
-                Some(manifest::secret(&ns, FLEET_TOKEN_SECRET, "token", value, "silo"))
+        match token {
+            TokenSource::Value(value) => {
+                objects.push(manifest::secret(&ns, FLEET_TOKEN_SECRET, "token", value, "silo"));
+                title.push_str(" and the silo credential Secret");
             }
-            (None, TokenSource::FleetSecret { namespace, name, key }) => {
-                let placeholder = Secret::new(format!("<key {key} of Secret {namespace}/{name}, read at deploy time>"));
-                let (shown, _) = manifest::secret(&ns, FLEET_TOKEN_SECRET, "token", &placeholder, "silo");
-                Some((shown.clone(), shown))
-            }
-            // The fleet's provisioner installed it and checked it is there: leave it alone.
-            (None, TokenSource::Existing) => None,
-        };
-        if let Some(pair) = pair {
-            objects.push(pair);
-            title.push_str(" and the fleet token Secret");
+            // The fleet's provisioner installed it (a real run checked it is there): leave it alone.
+            TokenSource::Installed => {}
+            TokenSource::Existing if seen.credential_present => {}
+            TokenSource::Existing => notes.push(format!(
+                "The silo uses the credential the fleet minted for {ct}, in Secret {ns}/{FLEET_TOKEN_SECRET} \
+                 (a real run checks it is there)."
+            )),
         }
     }
     let apply_args = ["apply", "--server-side", "--field-manager=opencrane-deploy", "-f", "-"].map(String::from).into();
@@ -281,10 +289,25 @@ pub fn deploy(
             seen.api_server = Some(observe::api_server(runner, tools)?);
         }
     }
-    if !dry_run
-        && let SiloMode::FleetManaged { token: TokenSource::FleetSecret { namespace, name, key }, .. } = &opts.mode
-    {
-        seen.fleet_token = Some(observe::secret_value(runner, tools, namespace, name, key)?);
+    if !dry_run && let SiloMode::FleetManaged { token: TokenSource::Existing, .. } = &opts.mode {
+        let ns = opts.namespace();
+        let found = observe::secret_value(runner, tools, &ns, FLEET_TOKEN_SECRET, "token").map_err(|_| {
+            Error::Preflight(format!(
+                "Secret {ns}/{FLEET_TOKEN_SECRET} holds no silo credential. Create the customer {} on the fleet \
+                 first (its provisioner mints the silo's own credential and writes it there), or pass \
+                 --fleet-token-file with that credential.",
+                opts.cluster_tenant
+            ))
+        })?;
+        if !found.expose().starts_with(SILO_CREDENTIAL_PREFIX) {
+            return Err(Error::Preflight(format!(
+                "Secret {ns}/{FLEET_TOKEN_SECRET} does not hold a silo credential (they start with \
+                 {SILO_CREDENTIAL_PREFIX}); a silo never holds the fleet's API token. Rotate the customer's \
+                 credential on the fleet (POST /api/v1/cluster-tenants/{}/silo-credential/rotate).",
+                opts.cluster_tenant
+            )));
+        }
+        seen.credential_present = true;
     }
     let plan = build(opts, &seen);
     if !dry_run {
@@ -320,14 +343,7 @@ mod tests {
     }
 
     fn fleet_managed() -> SiloMode {
-        SiloMode::FleetManaged {
-            fleet_internal_url: None,
-            token: TokenSource::FleetSecret {
-                namespace: "opencrane-system".into(),
-                name: "opencrane-fleet-api-token".into(),
-                key: "token".into(),
-            },
-        }
+        SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Value(Secret::new("ocs_tok-123")) }
     }
 
     fn flag_pairs(args: &[String], flag: &str) -> Vec<String> {
@@ -336,10 +352,8 @@ mod tests {
 
     #[test]
     fn fleet_managed_plan_wires_the_fleet_and_skips_crds() {
-        let seen = SiloObservations {
-            api_server: Some((vec!["10.0.0.1/32".into()], vec![6443])),
-            fleet_token: Some(Secret::new("tok-123")),
-        };
+        let seen =
+            SiloObservations { api_server: Some((vec!["10.0.0.1/32".into()], vec![6443])), credential_present: false };
         let plan = build(&options(fleet_managed()), &seen);
         assert_eq!(plan.steps.len(), 2);
         let apply = &plan.steps[0];
@@ -399,16 +413,34 @@ mod tests {
     }
 
     #[test]
-    fn a_dry_run_plan_shows_where_the_token_comes_from() {
-        let mut opts = options(fleet_managed());
+    fn a_dry_run_plan_says_the_silo_uses_its_own_credential() {
+        let mut opts =
+            options(SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Existing });
         opts.skip_preflight = true;
         let plan = build(&opts, &SiloObservations::default());
-        let printable = &plan.steps[0].stdin.as_ref().unwrap().printable;
+        let stdin = &plan.steps[0].stdin.as_ref().unwrap();
+        assert_eq!(stdin.text.matches("kind: ").count(), 1, "no Secret is written: {}", stdin.printable);
         assert!(
-            printable.contains("key token of Secret opencrane-system/opencrane-fleet-api-token, read at deploy time"),
-            "{printable}"
+            plan.notes.iter().any(|n| n.contains("credential the fleet minted for acme")
+                && n.contains(&format!("opencrane-acme/{FLEET_TOKEN_SECRET}"))),
+            "{:?}",
+            plan.notes
         );
-        assert_eq!(plan.notes.len(), 1, "the closed API-server egress is called out");
+        let checked = build(&opts, &SiloObservations { credential_present: true, ..Default::default() });
+        assert!(!checked.notes.iter().any(|n| n.contains("credential")), "{:?}", checked.notes);
+    }
+
+    /// The fleet's API token (or anything but a silo credential) is never written into a silo:
+    /// before, `deploy silo` copied the fleet's token Secret into every hand-deployed silo.
+    #[test]
+    fn a_token_that_is_not_a_silo_credential_is_refused() {
+        let opts = options(SiloMode::FleetManaged {
+            fleet_internal_url: None,
+            token: TokenSource::Value(Secret::new("fleet-api-token-value")),
+        });
+        let err = opts.validate().unwrap_err().to_string();
+        assert!(err.starts_with("--fleet-token-file: this is not a silo credential"), "{err}");
+        assert!(!err.contains("fleet-api-token-value"), "the value is never echoed: {err}");
     }
 
     /// A flag and a change that makes it invalid.
@@ -425,7 +457,7 @@ mod tests {
             ("--fleet-internal-url", |o| {
                 o.mode = SiloMode::FleetManaged {
                     fleet_internal_url: Some("fleet:8080".into()),
-                    token: TokenSource::Value(Secret::new("x")),
+                    token: TokenSource::Value(Secret::new("ocs_x")),
                 }
             }),
             ("--charts", |o| o.helm.charts_dir = PathBuf::from("/nonexistent")),

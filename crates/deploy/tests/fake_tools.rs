@@ -27,14 +27,7 @@ fn silo_options() -> SiloOptions {
         cluster_tenant: "acme".into(),
         namespace: None,
         ingress_ip: None,
-        mode: SiloMode::FleetManaged {
-            fleet_internal_url: None,
-            token: TokenSource::FleetSecret {
-                namespace: "opencrane-system".into(),
-                name: "opencrane-fleet-api-token".into(),
-                key: "token".into(),
-            },
-        },
+        mode: SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Existing },
         kube_api_cidrs: Vec::new(),
         skip_preflight: false,
     }
@@ -67,7 +60,7 @@ fn silo_dry_run_only_reads_and_prints_the_plan() {
     assert!(shell.contains("name: opencrane-acme"));
     assert!(shell.contains("helm upgrade --install opencrane "));
     assert!(shell.contains("networkPolicy.kubeApiServer.cidrs=[\"10.96.0.1/32\"]"), "{shell}");
-    assert!(!shell.contains("fleet-token-value"), "a dry run never reads the token");
+    assert!(!shell.contains("kind: Secret"), "the silo's credential stays where the fleet wrote it: {shell}");
 }
 
 #[test]
@@ -88,8 +81,9 @@ fn silo_preflight_refuses_without_cloudnativepg_and_changes_nothing() {
 }
 
 #[test]
-fn silo_install_copies_the_token_over_stdin_and_runs_helm() {
+fn silo_install_uses_the_customers_own_credential_and_runs_helm() {
     let fakes = Fakes::new("silo-run");
+    fakes.with_silo_credential("ocs_the-customers-own");
     let mut opts = silo_options();
     opts.helm.values_mode = ValuesMode::Reuse;
     opts.helm.image_tag = Some("0.2.0".into());
@@ -100,7 +94,11 @@ fn silo_install_copies_the_token_over_stdin_and_runs_helm() {
     assert_eq!(calls.len(), 5, "{calls:?}");
     let (tool, args, _) = &calls[2];
     assert_eq!(tool, "kubectl");
-    assert!(joined(args).contains("get secret opencrane-fleet-api-token -n opencrane-system"));
+    assert!(joined(args).contains("get secret opencrane-fleet-token -n opencrane-acme"), "{args:?}");
+    assert!(
+        calls.iter().all(|(_, args, _)| !joined(args).contains("opencrane-fleet-api-token")),
+        "the fleet's own token Secret is never read"
+    );
     let (tool, args, stdin) = &calls[3];
     assert_eq!(
         (tool.as_str(), joined(args).as_str()),
@@ -108,16 +106,38 @@ fn silo_install_copies_the_token_over_stdin_and_runs_helm() {
     );
     let stdin = stdin.as_deref().unwrap();
     assert!(stdin.contains("kind: Namespace") && stdin.contains("name: opencrane-acme"));
-    assert!(stdin.contains("token: fleet-token-value") && stdin.contains("name: opencrane-fleet-token"));
+    assert!(!stdin.contains("kind: Secret"), "the credential Secret is left as the fleet wrote it: {stdin}");
     let (tool, args, _) = &calls[4];
     assert_eq!(tool, "helm");
     let line = joined(args);
     assert!(line.starts_with("--kube-context test-ctx upgrade --install opencrane "), "{line}");
     assert!(line.contains("--set-string clustertenantManager.image.tag=0.2.0"));
     assert!(line.contains("--reuse-values"));
-    assert!(!line.contains("fleet-token-value"), "the token is never an argument");
+    assert!(!line.contains("ocs_the-customers-own"), "the credential is never an argument");
     assert_eq!(titles.len(), 2);
     assert!(titles[1].starts_with("2:Silo release opencrane"));
+}
+
+/// A hand-deployed silo never gets the fleet's API token: without the customer's own credential
+/// in its namespace (or one that is not a silo credential) the deploy stops before changing
+/// anything. Before, `deploy silo` copied the fleet's token Secret into the silo namespace.
+#[test]
+fn silo_install_refuses_without_the_customers_credential() {
+    let fakes = Fakes::new("silo-nocred");
+    let err = silo::deploy(&silo_options(), &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::Preflight(_)), "{err:?}");
+    assert!(message.contains("opencrane-acme/opencrane-fleet-token holds no silo credential"), "{message}");
+    assert!(message.contains("--fleet-token-file"), "{message}");
+    fakes.with_silo_credential("fleet-token-value");
+    let err = silo::deploy(&silo_options(), &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("does not hold a silo credential"), "{message}");
+    assert!(!message.contains("fleet-token-value"), "the value is never echoed: {message}");
+    assert!(
+        fakes.calls().iter().all(|(tool, args, _)| tool == "kubectl" && joined(args).contains(" get ")),
+        "nothing was applied or installed"
+    );
 }
 
 #[test]
@@ -125,7 +145,7 @@ fn a_failing_helm_stops_the_deploy_with_its_message() {
     let fakes = Fakes::new("silo-helmfail");
     fakes.fail_on("helm", "opencrane");
     let mut opts = silo_options();
-    opts.mode = SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Value(Secret::new("t")) };
+    opts.mode = SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Value(Secret::new("ocs_t")) };
     let err = silo::deploy(&opts, &fakes.tools(), &mut ProcessRunner, false, &mut no_progress()).unwrap_err();
     match &err {
         Error::Step { index, output, .. } => {

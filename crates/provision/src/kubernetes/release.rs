@@ -104,7 +104,7 @@ fn install_release(settings: &KubernetesSettings, desired: &Desired) -> Result<S
     // The silo's own credential is in its Secret already (applied by `converge_release`).
     let mode = SiloMode::FleetManaged {
         fleet_internal_url: settings.fleet_internal_url.clone(),
-        token: TokenSource::Existing,
+        token: TokenSource::Installed,
     };
     let options = SiloOptions::new(helm, settings.cluster.base_domain.clone(), desired.name.clone(), mode);
     let mut runner = opencrane_deploy::run::ProcessRunner;
