@@ -45,8 +45,13 @@ pub enum Posted {
     BillingAccount,
     /// A new access token of the silo (its secret is shown once, on the page the post answers).
     Token,
-    /// Add a member to a customer, or change a member's role.
+    /// Add a member to a customer, or change a member's role, or invite a person by e-mail.
     Member {
+        /// The customer.
+        cluster_tenant: String,
+    },
+    /// Withdraw a pending invitation (the address is a field of the form).
+    CancelInvitation {
         /// The customer.
         cluster_tenant: String,
     },
@@ -259,6 +264,7 @@ mod server {
             Posted::ClusterTenant { .. }
             | Posted::BillingAccount
             | Posted::Member { .. }
+            | Posted::CancelInvitation { .. }
             | Posted::ZitadelKey
             | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile => state.role() == Role::Fleet,
@@ -296,6 +302,7 @@ mod server {
             Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
             Posted::BillingAccount => key == "displayName",
             Posted::Member { .. } => members::shows(key),
+            Posted::CancelInvitation { .. } => false,
             Posted::Token => key == "name",
             Posted::ZitadelKey => key == "serviceAccountKey",
             Posted::ZitadelRotation { .. } | Posted::ZitadelReconcile => false,
@@ -316,7 +323,12 @@ mod server {
                 }
                 Posted::BillingAccount => billing_account::save(lookup("displayName")).await.map(redirect),
                 Posted::Member { cluster_tenant } => {
-                    members::save(cluster_tenant, lookup("subject"), lookup("role")).await.map(redirect)
+                    members::save(cluster_tenant, lookup("subject"), lookup("email"), lookup("role"))
+                        .await
+                        .map(redirect)
+                }
+                Posted::CancelInvitation { cluster_tenant } => {
+                    members::withdraw(cluster_tenant, lookup("email")).await.map(redirect)
                 }
                 Posted::ZitadelKey => {
                     rotate_zitadel_key(secret).await.map(|_| redirect(with_query("/identity", "saved", &form)))

@@ -28,9 +28,16 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     refuse_outbound_inbound(fleet_token.as_ref(), args.auth.api_token.as_deref())?;
     let watch = links::watch_namespace(args.require_watch_namespace, args.watch_namespace.as_deref())?;
     tracing::info!(?link, watch_namespace = ?watch, cluster_tenant = %args.cluster_tenant, "silo configuration");
+    let fleet_link = match (&link, fleet_token) {
+        (links::SiloLink::FleetManaged { fleet_url }, Some(token)) => {
+            Some(sync::FleetLink { url: fleet_url.clone(), token })
+        }
+        _ => None,
+    };
     let scope = Scope::Silo {
         cluster_tenant: args.cluster_tenant.clone(),
         org_admin_groups: args.auth.oidc.org_admin_groups.clone(),
+        fleet: fleet_link.clone(),
     };
     let org = args.org_client_id.clone().map(|client_id| {
         let mut hosts: Vec<String> =
@@ -74,9 +81,12 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     }
     // A fleet-managed silo keeps its membership read-model in step with the fleet.
     let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
-    if let (links::SiloLink::FleetManaged { fleet_url }, Some(token)) = (&link, fleet_token) {
-        let link = sync::FleetLink { url: fleet_url.clone(), token };
-        sync::spawn(link, own_name, state.pool.clone(), stop_rx);
+    if let Some(link) = fleet_link {
+        let triggers = match &state.role {
+            app::state::RoleSettings::Silo(silo) => silo.portal.triggers.clone(),
+            app::state::RoleSettings::Fleet(_) => Vec::new(),
+        };
+        sync::spawn(link, own_name, state.pool.clone(), triggers, stop_rx);
     }
     serve_role(state, auth, addr, http::shutdown_signal()).await
 }

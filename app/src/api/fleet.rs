@@ -15,7 +15,7 @@ use crate::{
             TerminationPolicy,
         },
         fleet::identity::{IdentityOverview, ReconcileReport, RotationAction, RotationView},
-        fleet::members::{MemberChange, MemberRequest, MemberView},
+        fleet::members::{InvitationChange, InvitationView, MemberChange, MemberRequest, MemberView},
         fleet::provisioning::{ProvisioningView, StepId},
         session::{RevokeSessions, SessionView},
     },
@@ -114,6 +114,27 @@ pub async fn set_member_suspended(name: String, subject: String, suspended: bool
 pub async fn remove_member(name: String, subject: String) -> Result<(), AppError> {
     let (state, caller) = request_context()?;
     respond(service::fleet::members::remove(&state, &caller, &name, &subject).await)
+}
+
+/// A customer's pending invitations, oldest first.
+#[server(prefix = "/api/fleet", endpoint = "members/invitations", input = Json)]
+pub async fn list_invitations(name: String) -> Result<Vec<InvitationView>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::invitations(&state, &caller, &name).await)
+}
+
+/// Invites a person by e-mail address (no seat until they accept at their first sign-in).
+#[server(prefix = "/api/fleet", endpoint = "members/invite", input = Json)]
+pub async fn invite_member(name: String, request: MemberRequest) -> Result<InvitationChange, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::invite(&state, &caller, &name, request).await)
+}
+
+/// Withdraws a pending invitation.
+#[server(prefix = "/api/fleet", endpoint = "members/cancel-invitation", input = Json)]
+pub async fn cancel_invitation(name: String, email: String) -> Result<(), AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::members::cancel_invitation(&state, &caller, &name, &email).await)
 }
 
 /// The identity page: the Zitadel key in use, its health, the rotation under way.

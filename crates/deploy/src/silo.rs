@@ -414,8 +414,7 @@ mod tests {
 
     #[test]
     fn a_dry_run_plan_says_the_silo_uses_its_own_credential() {
-        let mut opts =
-            options(SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Existing });
+        let mut opts = options(SiloMode::FleetManaged { fleet_internal_url: None, token: TokenSource::Existing });
         opts.skip_preflight = true;
         let plan = build(&opts, &SiloObservations::default());
         let stdin = &plan.steps[0].stdin.as_ref().unwrap();

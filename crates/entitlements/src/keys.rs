@@ -30,12 +30,14 @@ pub struct KeySpec {
 
 /// The key `subject` should have.
 ///
+/// `hold` blocks the key whatever the limits, with its reason for people (the user is suspended,
+/// or their membership in the organisation is suspended or ended).
 /// `limits` are the user's effective limits (from [`crate::budget::effective`]);
 /// `spend_before_period` is the key's total spend in LiteLLM before the current period of the
 /// user's own limit began.
 pub fn desired(
     subject: &Subject,
-    suspended: bool,
+    hold: Option<&str>,
     catalog: &Catalog,
     limits: &[LimitStatus],
     spend_before_period: Micros,
@@ -43,8 +45,8 @@ pub fn desired(
     let models: Vec<String> =
         catalog.public_names().into_iter().filter(|m| catalog.access(subject, m).allowed()).collect();
     let mut block_reasons = Vec::new();
-    if suspended {
-        block_reasons.push("the user is suspended".to_owned());
+    if let Some(reason) = hold {
+        block_reasons.push(reason.to_owned());
     }
     if models.is_empty() {
         block_reasons.push("no model is allowed".to_owned());
@@ -128,15 +130,15 @@ mod tests {
     fn the_key_carries_the_allowed_models_and_a_calendar_aligned_budget() {
         let c = catalog(&["fast", "smart"], vec![], Access::Allow);
         let limits = [status(&user_limit(20), window(), 5 * MICROS_PER_UNIT)];
-        let key = desired(&ana(), false, &c, &limits, 100 * MICROS_PER_UNIT);
+        let key = desired(&ana(), None, &c, &limits, 100 * MICROS_PER_UNIT);
         assert_eq!(key.tenant, "ana");
         assert_eq!(key.models, ["fast", "smart"]);
         assert_eq!(key.max_budget, Some(120 * MICROS_PER_UNIT));
         assert!(!key.blocked);
         // A key issued again mid-period (its predecessor lost) gets only what is left.
-        let again = desired(&ana(), false, &c, &limits, -5 * MICROS_PER_UNIT);
+        let again = desired(&ana(), None, &c, &limits, -5 * MICROS_PER_UNIT);
         assert_eq!(again.max_budget, Some(15 * MICROS_PER_UNIT));
-        let overspent = desired(&ana(), false, &c, &limits, -30 * MICROS_PER_UNIT);
+        let overspent = desired(&ana(), None, &c, &limits, -30 * MICROS_PER_UNIT);
         assert_eq!(overspent.max_budget, Some(0));
     }
 
@@ -145,13 +147,13 @@ mod tests {
         let c = catalog(&["fast"], vec![], Access::Allow);
         let silo = Limit { id: "silo".into(), level: Level::Silo, ..user_limit(10) };
         let limits = [status(&silo, window(), 10 * MICROS_PER_UNIT)];
-        let key = desired(&ana(), false, &c, &limits, 0);
+        let key = desired(&ana(), None, &c, &limits, 0);
         assert!(key.blocked);
         assert!(key.block_reasons[0].contains("the whole silo"), "{:?}", key.block_reasons);
         assert_eq!(key.max_budget, None, "no user limit, no key budget");
-        assert!(desired(&ana(), true, &c, &[], 0).blocked);
+        assert!(desired(&ana(), Some("the user is suspended"), &c, &[], 0).blocked);
         let none = catalog(&["fast"], vec![], Access::Deny);
-        let key = desired(&ana(), false, &none, &[], 0);
+        let key = desired(&ana(), None, &none, &[], 0);
         assert!(key.blocked && key.models.is_empty());
     }
 
@@ -193,7 +195,7 @@ mod tests {
             let default_access = if default_allow { Access::Allow } else { Access::Deny };
             let c = catalog(&["m0", "m1", "m2"], grants, default_access);
             let subject = if in_group { ana() } else { Subject { groups: vec![], ..ana() } };
-            let key = desired(&subject, false, &c, &[], 0);
+            let key = desired(&subject, None, &c, &[], 0);
             for model in ["m0", "m1", "m2"] {
                 let shown = c.access(&subject, model).allowed();
                 prop_assert_eq!(shown, key.models.iter().any(|m| m == model));

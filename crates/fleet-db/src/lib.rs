@@ -7,6 +7,7 @@
 
 pub mod billing_accounts;
 pub mod cluster_tenants;
+pub mod invitations;
 pub mod memberships;
 pub mod provisioning;
 pub mod silo_credentials;

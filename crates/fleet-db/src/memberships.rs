@@ -13,7 +13,7 @@ use opencrane_db::Error as DbError;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-use crate::cluster_tenants;
+use crate::{cluster_tenants, invitations};
 
 /// A membership as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +32,8 @@ pub struct MembershipRow {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// When the member last signed in to the silo (as the silo reported it).
+    pub last_sign_in_at: Option<DateTime<Utc>>,
 }
 
 /// Why a membership change was refused.
@@ -49,6 +51,9 @@ pub enum MembershipError {
         /// The ClusterTenant's seat cap.
         cap: i32,
     },
+    /// The person's membership is suspended (adoption at sign-in never reactivates it).
+    #[error("the membership is suspended")]
+    Suspended,
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbError),
@@ -65,7 +70,7 @@ pub async fn list(db: impl PgExecutor<'_>, cluster_tenant: &str) -> Result<Vec<M
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         MembershipRow,
-        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at
+        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at, last_sign_in_at
            FROM org_memberships WHERE cluster_tenant = $1
            ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, subject"#,
         cluster_tenant,
@@ -83,7 +88,7 @@ pub async fn find(
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         MembershipRow,
-        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at
+        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at, last_sign_in_at
            FROM org_memberships WHERE cluster_tenant = $1 AND subject = $2"#,
         cluster_tenant,
         subject,
@@ -129,7 +134,7 @@ pub async fn upsert(
         r#"INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ($1, $2, $3)
            ON CONFLICT (cluster_tenant, subject)
            DO UPDATE SET role = EXCLUDED.role, updated_at = now()
-           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at"#,
+           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at, last_sign_in_at"#,
         cluster_tenant,
         subject,
         role,
@@ -196,6 +201,77 @@ pub async fn reactivate(
     set_status(conn, cluster_tenant, subject, "active").await
 }
 
+/// How a person's sign-in through the customer's organisation was admitted ([`admit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Already an active member: the sign-in recorded (the role raised by an invitation, if any).
+    Member,
+    /// Their invitation was accepted: a membership with its role, taking a seat.
+    Invited,
+    /// Adopted as a new `member`, taking a seat.
+    Adopted,
+}
+
+/// A role's rank: the smaller, the more rights.
+fn rank(role: &str) -> u8 {
+    match role {
+        "owner" => 0,
+        "admin" => 1,
+        _ => 2,
+    }
+}
+
+/// Admits `subject`, signing in to the customer's silo: records the sign-in of an active member;
+/// makes a newcomer a member — with the role of the invitation of `verified_email` when there is
+/// one, else `member` — only when a seat is free. A suspended member stays suspended
+/// ([`MembershipError::Suspended`]); a role is never lowered. Run inside a transaction (the
+/// ClusterTenant row stays locked; on an error roll back, which keeps the invitation).
+pub async fn admit(
+    conn: &mut PgConnection,
+    cluster_tenant: &str,
+    subject: &str,
+    verified_email: Option<&str>,
+) -> Result<(MembershipRow, Admission), MembershipError> {
+    lock_cluster_tenant(conn, cluster_tenant).await?;
+    let invitation = match verified_email {
+        Some(email) => invitations::take(conn, cluster_tenant, email).await?,
+        None => None,
+    };
+    let (role, admission) = match find(conn, cluster_tenant, subject).await? {
+        Some(current) if current.status != "active" => return Err(MembershipError::Suspended),
+        Some(current) => {
+            let role = match &invitation {
+                Some(invited) if rank(&invited.role) < rank(&current.role) => invited.role.clone(),
+                _ => current.role,
+            };
+            (role, Admission::Member)
+        }
+        None => {
+            guard_seat(conn, cluster_tenant).await?;
+            match invitation {
+                Some(invited) => (invited.role, Admission::Invited),
+                None => ("member".to_owned(), Admission::Adopted),
+            }
+        }
+    };
+    // language=PostgreSQL
+    let row = sqlx::query_as!(
+        MembershipRow,
+        r#"INSERT INTO org_memberships (cluster_tenant, subject, role, last_sign_in_at) VALUES ($1, $2, $3, now())
+           ON CONFLICT (cluster_tenant, subject)
+           DO UPDATE SET role = EXCLUDED.role, last_sign_in_at = now(),
+                         updated_at = CASE WHEN org_memberships.role = EXCLUDED.role
+                                           THEN org_memberships.updated_at ELSE now() END
+           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at, last_sign_in_at"#,
+        cluster_tenant,
+        subject,
+        role,
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok((row, admission))
+}
+
 /// Suspends or reactivates a membership. Run inside a transaction.
 pub async fn set_status(
     conn: &mut PgConnection,
@@ -213,7 +289,7 @@ pub async fn set_status(
         MembershipRow,
         r#"UPDATE org_memberships SET status = $3, updated_at = now()
            WHERE cluster_tenant = $1 AND subject = $2
-           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at"#,
+           RETURNING id, cluster_tenant, subject, role, status, created_at, updated_at, last_sign_in_at"#,
         cluster_tenant,
         subject,
         status,
@@ -244,7 +320,7 @@ pub async fn for_subject(db: impl PgExecutor<'_>, subject: &str) -> Result<Vec<M
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         MembershipRow,
-        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at
+        r#"SELECT id, cluster_tenant, subject, role, status, created_at, updated_at, last_sign_in_at
            FROM org_memberships WHERE subject = $1 ORDER BY cluster_tenant"#,
         subject,
     )

@@ -8,7 +8,8 @@ use sqlx::PgPool;
 use crate::{
     billing_accounts,
     cluster_tenants::{self, DesiredState, ListFilter, SortKey},
-    memberships::{self, MembershipError},
+    invitations,
+    memberships::{self, Admission, MembershipError},
 };
 
 fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value) -> DesiredState<'a> {
@@ -237,6 +238,104 @@ async fn concurrent_demotions_keep_one_owner(pool: PgPool) {
         memberships::list(&pool, "acme").await.unwrap().into_iter().filter(|m| m.role == "owner").collect();
     assert_eq!(owners.len(), 1);
     assert_eq!(owners[0].subject, "bob");
+}
+
+/// Admission at sign-in: a member's sign-in is recorded (role kept, raised by an invitation,
+/// never lowered); a verified address accepts its invitation; a newcomer becomes a `member`; both
+/// only with a free seat (a refusal keeps the invitation); a suspended member stays suspended.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn admission_records_accepts_adopts_and_refuses(pool: PgPool) {
+    seed(&pool, "acme").await;
+    sqlx::query("UPDATE cluster_tenants SET seat_cap = 3 WHERE name = 'acme'").execute(&pool).await.unwrap();
+    let admit = |subject: &'static str, email: Option<&'static str>| {
+        let pool = pool.clone();
+        async move {
+            let mut tx = pool.begin().await.unwrap();
+            let result = memberships::admit(&mut tx, "acme", subject, email).await;
+            if result.is_ok() {
+                tx.commit().await.unwrap();
+            }
+            result
+        }
+    };
+    let mut tx = pool.begin().await.unwrap();
+    memberships::upsert(&mut tx, "acme", "otto", "owner").await.unwrap();
+    tx.commit().await.unwrap();
+    invitations::put(&pool, "acme", "Ana@Example.com", "admin", "otto").await.unwrap();
+    invitations::put(&pool, "acme", "otto@example.com", "member", "otto").await.unwrap();
+
+    let (row, how) = admit("otto", Some("otto@example.com")).await.unwrap();
+    assert_eq!((row.role.as_str(), how), ("owner", Admission::Member), "an invitation never lowers a role");
+    assert!(row.last_sign_in_at.is_some());
+    let (row, how) = admit("s-ana", Some("ana@example.com")).await.unwrap();
+    assert_eq!((row.role.as_str(), row.status.as_str(), how), ("admin", "active", Admission::Invited));
+    assert_eq!(invitations::list(&pool, "acme").await.unwrap().len(), 0, "both invitations were taken");
+    let (row, how) = admit("s-ben", None).await.unwrap();
+    assert_eq!((row.role.as_str(), how), ("member", Admission::Adopted));
+
+    // Every seat is taken: a newcomer is refused and an invitation stays for later.
+    invitations::put(&pool, "acme", "cy@example.com", "admin", "otto").await.unwrap();
+    let refused = admit("s-cy", Some("cy@example.com")).await.unwrap_err();
+    assert!(matches!(refused, MembershipError::SeatCapExceeded { cap: 3 }), "{refused:?}");
+    assert_eq!(invitations::list(&pool, "acme").await.unwrap().len(), 1, "the refusal kept the invitation");
+    // An existing member still signs in with every seat taken.
+    admit("s-ben", None).await.unwrap();
+
+    let mut tx = pool.begin().await.unwrap();
+    memberships::set_status(&mut tx, "acme", "s-ben", "suspended").await.unwrap();
+    tx.commit().await.unwrap();
+    let refused = admit("s-ben", None).await.unwrap_err();
+    assert!(matches!(refused, MembershipError::Suspended), "{refused:?}");
+    let mut conn = pool.acquire().await.unwrap();
+    let ben = memberships::find(&mut conn, "acme", "s-ben").await.unwrap().unwrap();
+    assert_eq!(ben.status, "suspended", "a sign-in never reactivates");
+    assert!(matches!(memberships::admit(&mut conn, "nope", "x", None).await, Err(MembershipError::NotFound)));
+}
+
+/// Concurrent first sign-ins never take more than the free seats.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn concurrent_admissions_respect_the_seat_cap(pool: PgPool) {
+    seed(&pool, "acme").await;
+    sqlx::query("UPDATE cluster_tenants SET seat_cap = 4 WHERE name = 'acme'").execute(&pool).await.unwrap();
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                let mut tx = pool.begin().await.unwrap();
+                let subject = format!("s-{i}");
+                let admitted = memberships::admit(&mut tx, "acme", &subject, None).await;
+                if admitted.is_ok() {
+                    tx.commit().await.unwrap();
+                }
+                admitted.is_ok()
+            })
+        })
+        .collect();
+    let mut admitted = 0;
+    for task in tasks {
+        admitted += usize::from(task.await.unwrap());
+    }
+    assert_eq!(admitted, 4);
+    let active = memberships::list(&pool, "acme").await.unwrap().iter().filter(|m| m.status == "active").count();
+    assert_eq!(active, 4);
+}
+
+/// Invitations: one per address (case-insensitive), the role changed in place, withdrawn once.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn invitations_are_one_per_address(pool: PgPool) {
+    seed(&pool, "acme").await;
+    let (first, created) = invitations::put(&pool, "acme", "Ana@Example.com", "member", "otto").await.unwrap();
+    assert!(created);
+    assert_eq!(first.email, "ana@example.com");
+    let (again, created) = invitations::put(&pool, "acme", "ana@example.com", "owner", "root").await.unwrap();
+    assert!(!created);
+    assert_eq!((again.id, again.role.as_str(), again.invited_by.as_str()), (first.id, "owner", "root"));
+    assert!(
+        invitations::put(&pool, "acme", "not-an-address", "member", "otto").await.is_err(),
+        "the CHECK backs the validator"
+    );
+    assert!(invitations::cancel(&pool, "acme", "ANA@example.com").await.unwrap());
+    assert!(!invitations::cancel(&pool, "acme", "ana@example.com").await.unwrap());
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]

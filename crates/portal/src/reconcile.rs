@@ -419,7 +419,7 @@ impl Reconciler {
                 (Some(l), _) => (Some(l.window.start), observed_spend - l.spent),
                 (None, _) => (None, 0),
             };
-            let spec = keys::desired(&subject, tenant.suspended, &snapshot.catalog, &limits, spend_before);
+            let spec = keys::desired(&subject, snapshot.hold(tenant), &snapshot.catalog, &limits, spend_before);
             let outcome = self.converge_key(tenant.name.as_str(), &spec, record, info, report).await;
             let (drift, spend) = match outcome {
                 Ok(d) => d,

@@ -56,6 +56,9 @@ pub struct Snapshot {
     pub defaults: Vec<DefaultRow>,
     /// Every access policy.
     pub policies: Vec<Policy>,
+    /// Subject → their membership's status in the read-model from the fleet (`active`,
+    /// `suspended`, or `removed` once the fleet no longer lists them).
+    pub member_status: BTreeMap<String, String>,
 }
 
 /// Maps a stored grant.
@@ -135,6 +138,8 @@ impl Snapshot {
         let limits = budgets::list(pool).await?.iter().filter_map(limit).collect();
         let defaults = models::defaults(pool).await?;
         let policies = policies::list(pool).await?.iter().map(policy).collect();
+        let member_status =
+            opencrane_silo_db::memberships::list(pool).await?.into_iter().map(|m| (m.subject, m.status)).collect();
         Ok(Self {
             settings,
             time_zone,
@@ -144,7 +149,22 @@ impl Snapshot {
             limits,
             defaults,
             policies,
+            member_status,
         })
+    }
+
+    /// Why `tenant`'s key is blocked whatever their limits: the user is suspended here, or their
+    /// membership in the organisation is suspended or ended on the fleet. A user who was never a
+    /// member (an assistant an admin created) is held only by their own suspension.
+    pub fn hold(&self, tenant: &TenantRow) -> Option<&'static str> {
+        if tenant.suspended {
+            return Some("the user is suspended");
+        }
+        match self.member_status.get(&tenant.subject).map(String::as_str) {
+            Some("suspended") => Some("their membership in the organisation is suspended"),
+            Some("removed") => Some("they are no longer a member of the organisation"),
+            _ => None,
+        }
     }
 
     /// The evaluators' view of a user.

@@ -12,7 +12,8 @@ pub struct MembershipRow {
     pub subject: String,
     /// `owner`, `admin` or `member`.
     pub role: String,
-    /// `active` or `suspended`.
+    /// `active`, `suspended`, or `removed` (the fleet no longer lists them; kept so their key
+    /// stays blocked). Only `active` grants anything.
     pub status: String,
     /// When the projection last changed this row.
     pub updated_at: DateTime<Utc>,
@@ -73,17 +74,28 @@ pub async fn for_subject(
     .await?)
 }
 
-/// Deletes every projected membership of `cluster_tenant` whose subject is not in `keep` (the
-/// fleet dropped them), and any row of another ClusterTenant (the read-model holds only its own).
-/// Returns how many rows went.
-pub async fn retain_only(db: impl PgExecutor<'_>, cluster_tenant: &str, keep: &[String]) -> Result<u64> {
+/// Marks every projected membership of `cluster_tenant` whose subject is not in `keep` (the
+/// fleet dropped them) as `removed`, and deletes any row of another ClusterTenant (the read-model
+/// holds only its own). Returns the subjects newly marked.
+pub async fn mark_removed(db: &mut sqlx::PgConnection, cluster_tenant: &str, keep: &[String]) -> Result<Vec<String>> {
     // language=PostgreSQL
-    let done = sqlx::query!(
-        "DELETE FROM org_memberships WHERE cluster_tenant <> $1 OR NOT (subject = ANY($2))",
-        cluster_tenant,
+    sqlx::query!("DELETE FROM org_memberships WHERE cluster_tenant <> $1", cluster_tenant).execute(&mut *db).await?;
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"UPDATE org_memberships SET status = 'removed', updated_at = now()
+           WHERE NOT (subject = ANY($1)) AND status <> 'removed'
+           RETURNING subject"#,
         keep,
     )
-    .execute(db)
-    .await?;
-    Ok(done.rows_affected())
+    .fetch_all(&mut *db)
+    .await?)
+}
+
+/// The subjects whose membership grants nothing (`suspended` or `removed`): their sessions must
+/// not survive.
+pub async fn without_access(db: impl PgExecutor<'_>) -> Result<Vec<String>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!("SELECT subject FROM org_memberships WHERE status <> 'active' ORDER BY subject")
+        .fetch_all(db)
+        .await?)
 }

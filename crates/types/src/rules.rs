@@ -205,6 +205,27 @@ pub fn display_text(label: &str, value: &str, max: usize) -> Result<(), String> 
     Ok(())
 }
 
+/// An e-mail address as people type it (`ana@example.com`): required, a local part, a dotted
+/// domain, no spaces, at most 254 characters. Deliverability is the identity provider's to check.
+pub fn email_address(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err("E-mail is required.".into());
+    }
+    match value.split_once('@') {
+        Some((local, domain))
+            if !local.is_empty()
+                && domain.contains('.')
+                && !domain.contains('@')
+                && !value.contains(char::is_whitespace)
+                && !value.chars().any(char::is_control)
+                && value.len() <= 254 =>
+        {
+            Ok(())
+        }
+        _ => Err("Enter an e-mail address like ana@example.com.".into()),
+    }
+}
+
 /// A DNS-1123 label (names of users, policies, credentials, teams).
 pub fn dns_label(label: &str, value: &str) -> Result<(), String> {
     if value.is_empty() {
@@ -228,6 +249,17 @@ pub fn dns_label(label: &str, value: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn email_addresses() {
+        assert_eq!(email_address("ana@example.com"), Ok(()));
+        assert_eq!(email_address(""), Err("E-mail is required.".into()));
+        for bad in
+            ["ana", "@example.com", "ana@localhost", "a na@example.com", "ana@x@example.com", "ana@exa\nmple.com"]
+        {
+            assert!(email_address(bad).is_err(), "{bad:?}");
+        }
+    }
 
     /// The apimachinery DNS-1123 label check (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, ≤ 63), written
     /// independently of `cluster_tenant_name` so the two can be compared.

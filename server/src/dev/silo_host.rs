@@ -100,9 +100,14 @@ impl DevSiloHost {
         auth_args.oidc.client_id = None;
         auth_args.oidc.client_secret = None;
         auth_args.oidc.redirect_uri = None;
+        let link = sync::FleetLink {
+            url: settings.fleet_url.clone(),
+            token: sync::FleetToken::Value(launch.fleet_credential.expose().to_owned()),
+        };
         let scope = Scope::Silo {
             cluster_tenant: launch.name.clone(),
             org_admin_groups: settings.auth.oidc.org_admin_groups.clone(),
+            fleet: Some(link.clone()),
         };
         let tokens = vec![("dev".to_owned(), settings.dev_token.clone())];
         let auth = start::auth_config(&auth_args, addr, tokens, scope, org)?;
@@ -114,14 +119,12 @@ impl DevSiloHost {
             auth.0.oidc.is_some(),
         );
         let (stop, stopped) = watch::channel(false);
+        let mut triggers = Vec::new();
         if let app::state::RoleSettings::Silo(silo) = &mut state.role {
             silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, stopped.clone())?;
+            triggers = silo.portal.triggers.clone();
         }
-        let link = sync::FleetLink {
-            url: settings.fleet_url.clone(),
-            token: sync::FleetToken::Value(launch.fleet_credential.expose().to_owned()),
-        };
-        sync::spawn(link, launch.name.clone(), pool, stopped.clone());
+        sync::spawn(link, launch.name.clone(), pool, triggers, stopped.clone());
         let name = launch.name.clone();
         let task = tokio::spawn(async move {
             let mut rx = stopped;

@@ -66,6 +66,8 @@ pub enum Scope {
         cluster_tenant: String,
         /// IdP groups whose members are admins of this silo's organisation.
         org_admin_groups: Vec<String>,
+        /// The fleet, which admits each person signing in (`None`: a standalone silo).
+        fleet: Option<crate::silo::sync::FleetLink>,
     },
 }
 
@@ -203,7 +205,7 @@ async fn memberships(
                 })
             })
             .collect()),
-        Scope::Silo { cluster_tenant, org_admin_groups } => {
+        Scope::Silo { cluster_tenant, org_admin_groups, .. } => {
             let projected = opencrane_silo_db::memberships::for_subject(pool, cluster_tenant, subject).await?;
             let mut membership = projected.and_then(|m| {
                 // Unknown statuses grant nothing (the original treated them as active).

@@ -1,7 +1,10 @@
 //! The fleet's internal API under `/api/internal`, for silos (each with its own credential, which
 //! answers only about its own customer; platform operators' tokens too):
-//! `GET /cluster-tenants/{name}/members` feeds a silo's membership read-model and
-//! `GET /cluster-tenants/{name}` its read-model of its own ClusterTenant.
+//! `GET /cluster-tenants/{name}/members` feeds a silo's membership read-model,
+//! `GET /cluster-tenants/{name}` its read-model of its own ClusterTenant, and
+//! `POST /cluster-tenants/{name}/members/adopt {subject, email?, emailVerified?}` admits a person
+//! signing in to the silo (200 `{subject, role, status, admission}`; 403 `MEMBER_SUSPENDED`,
+//! 409 `SEAT_CAP_EXCEEDED`).
 
 use app::{
     service,
@@ -11,16 +14,17 @@ use axum::{
     Json, Router,
     extract::{Path, State},
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{get, post},
 };
 
-use super::error::{ApiError, ApiResult, api_not_found};
+use super::error::{ApiError, ApiResult, JsonBody, api_not_found};
 
 /// The internal router (fleet only).
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/cluster-tenants/{name}", get(own))
         .route("/cluster-tenants/{name}/members", get(members))
+        .route("/cluster-tenants/{name}/members/adopt", post(adopt))
         .fallback(api_not_found)
 }
 
@@ -36,4 +40,14 @@ async fn members(
 async fn own(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
     let own = service::fleet::cluster_tenants::silo_self(&state, &caller, &name).await.api(&caller)?;
     Ok(Json(own).into_response())
+}
+
+async fn adopt(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<app::model::fleet::members::AdmitRequest>,
+) -> Result<Response, ApiError> {
+    let admitted = service::fleet::members::admit(&state, &caller, &name, req).await.api(&caller)?;
+    Ok(Json(admitted).into_response())
 }

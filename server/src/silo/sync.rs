@@ -93,6 +93,59 @@ async fn get<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(&body).with_context(|| format!("decoding the answer of {url}"))
 }
 
+/// Why the fleet did not admit a person signing in.
+#[derive(Debug)]
+pub enum AdmitError {
+    /// 403 `MEMBER_SUSPENDED`: their membership is suspended.
+    Suspended,
+    /// 409 `SEAT_CAP_EXCEEDED`: every seat is taken.
+    NoSeat,
+    /// Another refusal (the customer is being deleted, a bad request…), with the fleet's code.
+    Refused(String),
+    /// The fleet could not be asked (unreachable, 5xx, a garbled answer).
+    Unavailable(anyhow::Error),
+}
+
+/// Asks the fleet to admit `request`'s person, signing in to this silo
+/// (`POST <fleet>/api/internal/cluster-tenants/<name>/members/adopt`).
+pub async fn admit(
+    client: &openidconnect::reqwest::Client,
+    link: &FleetLink,
+    cluster_tenant: &str,
+    request: &app::model::fleet::members::AdmitRequest,
+) -> Result<app::model::fleet::members::Admitted, AdmitError> {
+    let url = format!("{}/api/internal/cluster-tenants/{cluster_tenant}/members/adopt", link.url.trim_end_matches('/'));
+    let token = link.token.current().map_err(AdmitError::Unavailable)?;
+    let response = client
+        .post(&url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(request).unwrap_or_default())
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .map_err(|e| AdmitError::Unavailable(anyhow::Error::new(e).context(format!("POST {url}"))))?;
+    let status = response.status();
+    let body = response.bytes().await.map_err(|e| AdmitError::Unavailable(anyhow::Error::new(e)))?;
+    if status.is_success() {
+        return serde_json::from_slice(&body).map_err(|e| {
+            AdmitError::Unavailable(anyhow::Error::new(e).context(format!("decoding the answer of {url}")))
+        });
+    }
+    if status.is_server_error() || status.as_u16() == 401 {
+        return Err(AdmitError::Unavailable(anyhow::anyhow!("POST {url} answered {status}")));
+    }
+    let code = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["code"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| status.as_u16().to_string());
+    Err(match code.as_str() {
+        "MEMBER_SUSPENDED" => AdmitError::Suspended,
+        "SEAT_CAP_EXCEEDED" => AdmitError::NoSeat,
+        _ => AdmitError::Refused(code),
+    })
+}
+
 /// The fleet's memberships as the silo's read-model rows `(subject, role, status)`. Fail closed:
 /// only `active` grants access and `suspended` keeps the row without it; any other status (a
 /// pending invitation, a state a newer fleet adds) is left out, so that person has no access here.
@@ -113,23 +166,61 @@ pub fn project(members: &[MemberWire]) -> Vec<(&str, &str, &'static str)> {
         .collect()
 }
 
-/// Pulls once; returns how many members the silo now has.
+/// What one pull changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pulled {
+    /// Members the fleet listed (as projected).
+    pub members: usize,
+    /// People offboarded by this pull: their membership stopped granting access (suspended or
+    /// removed on the fleet) or they still had a session; their sessions are ended, and the LLM
+    /// loop, poked, blocks their key.
+    pub offboarded: Vec<String>,
+}
+
+/// Pulls once: makes the read-model equal to the fleet's answer (a member the fleet no longer
+/// lists is kept as `removed`), then offboards, in the same transaction, everyone whose
+/// membership grants nothing: their sessions end (the LLM key follows on the loop's next pass,
+/// from the same rows). Each offboarding is audited.
 pub async fn pull_once(
     client: &openidconnect::reqwest::Client,
     link: &FleetLink,
     cluster_tenant: &str,
     pool: &PgPool,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<Pulled> {
+    use opencrane_silo_db::memberships;
     let members: Vec<MemberWire> = get(client, link, &format!("{cluster_tenant}/members")).await?;
     let projected = project(&members);
     let mut tx = pool.begin().await?;
+    let before: std::collections::HashMap<String, String> =
+        memberships::list(&mut *tx).await?.into_iter().map(|m| (m.subject, m.status)).collect();
     for (subject, role, status) in &projected {
-        opencrane_silo_db::memberships::upsert(&mut *tx, cluster_tenant, subject, role, status).await?;
+        memberships::upsert(&mut *tx, cluster_tenant, subject, role, status).await?;
     }
     let keep: Vec<String> = projected.iter().map(|(subject, _, _)| (*subject).to_owned()).collect();
-    opencrane_silo_db::memberships::retain_only(&mut *tx, cluster_tenant, &keep).await?;
+    memberships::mark_removed(&mut tx, cluster_tenant, &keep).await?;
+    let mut offboarded = Vec::new();
+    for subject in memberships::without_access(&mut *tx).await? {
+        let ended = opencrane_common_db::sessions::delete_for_subject(&mut *tx, &subject, None).await?;
+        let was_active = before.get(&subject).is_some_and(|s| s == "active");
+        if !was_active && ended.is_empty() {
+            continue;
+        }
+        let status = memberships::for_subject(&mut *tx, cluster_tenant, &subject).await?.map(|m| m.status);
+        let metadata = serde_json::json!({ "status": status, "sessionsEnded": ended.len() });
+        let entry = opencrane_common_db::audit::NewAuditEntry {
+            actor: "fleet",
+            actor_role: "system",
+            action: "membership.offboard",
+            target: &subject,
+            outcome: "success",
+            request_id: None,
+            metadata: &metadata,
+        };
+        opencrane_common_db::audit::append(&mut *tx, &entry).await?;
+        offboarded.push(subject);
+    }
     tx.commit().await?;
-    Ok(projected.len())
+    Ok(Pulled { members: projected.len(), offboarded })
 }
 
 /// Learns the silo's own ClusterTenant from the fleet (`GET …/cluster-tenants/<name>`).
@@ -201,14 +292,26 @@ async fn store_own(pool: &PgPool, name: &str, learnt: Learnt) -> anyhow::Result<
 
 /// Pulls on start and every [`INTERVAL`] until `stop` turns true: the members from the fleet, and
 /// the silo's own ClusterTenant from its resource when running in a cluster, else from the fleet.
-pub fn spawn(link: FleetLink, cluster_tenant: String, pool: PgPool, mut stop: watch::Receiver<bool>) {
+/// `triggers` are the silo's background loops, poked when a pull offboarded someone (so their
+/// LLM key is blocked now rather than at the loop's next pass).
+pub fn spawn(
+    link: FleetLink,
+    cluster_tenant: String,
+    pool: PgPool,
+    triggers: Vec<opencrane_portal::reconcile::Trigger>,
+    mut stop: watch::Receiver<bool>,
+) {
     tokio::spawn(async move {
         let client = openidconnect::reqwest::Client::new();
         let kube = opencrane_provision::kubernetes::in_cluster_client().await;
         loop {
             match pull_once(&client, &link, &cluster_tenant, &pool).await {
-                Ok(n) => {
-                    tracing::debug!(cluster_tenant = %cluster_tenant, members = n, "membership read-model refreshed")
+                Ok(pulled) => {
+                    if !pulled.offboarded.is_empty() {
+                        tracing::info!(cluster_tenant = %cluster_tenant, offboarded = pulled.offboarded.len(), "members offboarded: sessions ended, keys to be blocked");
+                        triggers.iter().for_each(opencrane_portal::reconcile::Trigger::poke);
+                    }
+                    tracing::debug!(cluster_tenant = %cluster_tenant, members = pulled.members, "membership read-model refreshed")
                 }
                 Err(err) => {
                     tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "membership pull failed; keeping the local rows")

@@ -12,6 +12,7 @@ mod identity;
 mod isolation;
 mod matrix;
 mod members;
+mod offboarding;
 mod oidc;
 mod pages;
 mod platform;

@@ -144,3 +144,108 @@ async fn only_owners_give_the_owner_role(pool: PgPool) {
     let promoted = send_as(&app, Method::POST, BASE, Some(r#"{"subject":"max","role":"owner"}"#), &owner).await;
     assert_eq!((promoted.status, promoted.json()["role"].clone()), (StatusCode::OK, json!("owner")));
 }
+
+/// Invitations by e-mail through the same `POST …/members` (no subject): pending, listed,
+/// changed in place, withdrawn; bad input named under its field. The internal admission a silo
+/// asks for: only with that customer's own credential (another's is a 404), the invitation of a
+/// verified address accepted with its role, a newcomer adopted as `member`, the last sign-in
+/// shown, 403 `MEMBER_SUSPENDED` and 409 `SEAT_CAP_EXCEEDED`.
+#[sqlx::test(migrations = false)]
+async fn invitations_and_admissions_follow_the_contract(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let mut body: serde_json::Value = serde_json::from_str(&create_body("acme")).unwrap();
+    body["seatCap"] = json!(3);
+    let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&body.to_string()), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("globex")), true).await;
+
+    let invited = send(&fleet, Method::POST, BASE, Some(r#"{"email":"Ana@Example.com","role":"admin"}"#), true).await;
+    assert_eq!(invited.status, StatusCode::CREATED, "{}", invited.text);
+    assert_eq!(
+        (invited.json()["email"].clone(), invited.json()["role"].clone(), invited.json()["status"].clone()),
+        (json!("ana@example.com"), json!("admin"), json!("invited"))
+    );
+    let again = send(&fleet, Method::POST, BASE, Some(r#"{"email":"ana@example.com","role":"member"}"#), true).await;
+    assert_eq!((again.status, again.json()["created"].clone()), (StatusCode::OK, json!(false)));
+    send(&fleet, Method::POST, BASE, Some(r#"{"email":"cy@example.com"}"#), true).await;
+    let listed = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme/invitations", None, true).await;
+    let emails: Vec<String> =
+        listed.json().as_array().unwrap().iter().map(|i| i["email"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(emails, ["ana@example.com", "cy@example.com"], "{}", listed.text);
+    let members = send(&fleet, Method::GET, BASE, None, true).await;
+    assert_eq!(members.json().as_array().unwrap().len(), 1, "an invitation is not a member and holds no seat");
+    for (body, field) in [
+        (r#"{"email":"not-an-address"}"#, "email"),
+        (r#"{"subject":"ana","email":"ana@example.com"}"#, "email"),
+        (r#"{"subject":"","email":""}"#, "subject"),
+    ] {
+        let bad = send(&fleet, Method::POST, BASE, Some(body), true).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{body}: {}", bad.text);
+        assert!(bad.json()["fields"][field].is_string(), "{body}: {}", bad.text);
+    }
+    let withdrawn =
+        send(&fleet, Method::DELETE, "/api/v1/cluster-tenants/acme/invitations/CY@example.com", None, true).await;
+    assert_eq!(withdrawn.json(), json!({ "email": "cy@example.com", "status": "cancelled" }));
+    let gone =
+        send(&fleet, Method::DELETE, "/api/v1/cluster-tenants/acme/invitations/cy@example.com", None, true).await;
+    assert_eq!((gone.status, gone.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("INVITATION_NOT_FOUND")));
+
+    // The admission, as the silo asks for it, with its own credential.
+    let internal = support::fleet_internal(db.clone());
+    let acme = crate::trust::issue(&db, "acme").await;
+    let globex = crate::trust::issue(&db, "globex").await;
+    let admit = |credential: String, body: &'static str| {
+        let internal = internal.clone();
+        async move {
+            let auth = format!("Bearer {credential}");
+            support::send_with(
+                &internal,
+                Method::POST,
+                "/api/internal/cluster-tenants/acme/members/adopt",
+                Some(body),
+                &[("authorization", auth.as_str())],
+            )
+            .await
+        }
+    };
+    let foreign = admit(globex, r#"{"subject":"s-ana","email":"ana@example.com","emailVerified":true}"#).await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND, "another customer's silo learns nothing: {}", foreign.text);
+    let unverified =
+        admit(acme.clone(), r#"{"subject":"s-eve","email":"ana@example.com","emailVerified":false}"#).await;
+    assert_eq!(
+        (unverified.status, unverified.json()["role"].clone(), unverified.json()["admission"].clone()),
+        (StatusCode::OK, json!("member"), json!("adopted")),
+        "an unverified address accepts no invitation: {}",
+        unverified.text
+    );
+    let ana = admit(acme.clone(), r#"{"subject":"s-ana","email":"ana@example.com","emailVerified":true}"#).await;
+    assert_eq!(
+        (ana.status, ana.json()["role"].clone(), ana.json()["admission"].clone()),
+        (StatusCode::OK, json!("member"), json!("invited")),
+        "{}",
+        ana.text
+    );
+    let full = admit(acme.clone(), r#"{"subject":"s-zed"}"#).await;
+    assert_eq!((full.status, full.json()["code"].clone()), (StatusCode::CONFLICT, json!("SEAT_CAP_EXCEEDED")));
+    let members = send(&fleet, Method::GET, BASE, None, true).await;
+    let ana_row = members.json().as_array().unwrap().iter().find(|m| m["subject"] == "s-ana").cloned().unwrap();
+    assert!(ana_row["lastSignInAt"].is_string(), "{ana_row}");
+    let owner_row =
+        members.json().as_array().unwrap().iter().find(|m| m["subject"] == "owner-subject").cloned().unwrap();
+    assert!(owner_row["lastSignInAt"].is_null(), "{owner_row}");
+    send(&fleet, Method::POST, &format!("{BASE}/s-ana/suspend"), None, true).await;
+    let suspended = admit(acme.clone(), r#"{"subject":"s-ana"}"#).await;
+    assert_eq!(
+        (suspended.status, suspended.json()["code"].clone()),
+        (StatusCode::FORBIDDEN, json!("MEMBER_SUSPENDED"))
+    );
+    let bad = admit(acme, r#"{"subject":"  "}"#).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let audited: Vec<String> =
+        sqlx::query_scalar("SELECT outcome FROM audit_log WHERE action = 'membership.admit' ORDER BY id")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(audited, ["success", "success", "denied", "denied"]);
+}

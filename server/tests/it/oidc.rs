@@ -430,3 +430,127 @@ async fn a_rotated_signing_key_is_picked_up_with_one_refetch(pool: PgPool) {
     assert_eq!(rotated.status, StatusCode::OK, "{}", rotated.text);
     assert_eq!(op.lock().unwrap().jwks_fetches, fetches_before + 1, "exactly one refetch");
 }
+
+/// A silo with sign-in against the fake provider, admitted by the fleet at `fleet_url` with
+/// `credential` (its own).
+fn silo_with_oidc(pool: PgPool, issuer: &str, fleet_url: &str, credential: &str) -> Router {
+    let provider = Provider::new(issuer, Duration::ZERO).unwrap();
+    let policy = SignInPolicy {
+        scopes: vec!["openid".into(), "email".into(), "profile".into()],
+        groups_claim: "groups".into(),
+        roles_claim: "roles".into(),
+        ..Default::default()
+    };
+    let client =
+        ClientConfig { client_id: CLIENT.into(), client_secret: Some(SECRET.into()), extra_scopes: Vec::new() };
+    let fleet = opencrane::silo::sync::FleetLink {
+        url: fleet_url.into(),
+        token: opencrane::silo::sync::FleetToken::Value(credential.into()),
+    };
+    let auth = AuthConfig::new(AuthInner {
+        tokens: Vec::new(),
+        dev_identity: false,
+        scope: Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new(), fleet: Some(fleet) },
+        oidc: Some(OidcSetup {
+            provider,
+            policy,
+            fallback: Some((client, REDIRECT.into())),
+            org: None,
+            post_logout_redirect: None,
+        }),
+        secure: true,
+        session_max_age: Duration::from_secs(3600),
+        session_idle: Duration::from_secs(600),
+        trusted_proxies: Vec::new(),
+        limiter: RateLimiter::new(1000, 1000),
+    });
+    let state = opencrane::silo::silo_state(support::options(), pool, "acme".into(), Some("example.com".into()), true);
+    opencrane::http::router(state, auth)
+}
+
+/// A person signing in to a silo is admitted by the fleet, over the fleet's real internal API:
+/// their invitation (verified address) becomes a membership with its role and the sign-in is
+/// recorded; a suspended member, a newcomer without a free seat and — while the fleet is away —
+/// anybody the silo does not know as an active member get a page saying why, and no session.
+#[sqlx::test(migrations = false)]
+async fn the_fleet_admits_each_sign_in_to_a_silo(pool: PgPool) {
+    let fleet_db = support::fleet_db(&pool).await;
+    let silo_db = support::silo_db(&pool).await;
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name, seat_cap) VALUES ('acme', 'Acme', 2)")
+        .execute(&fleet_db)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner')")
+        .execute(&fleet_db)
+        .await
+        .unwrap();
+    opencrane_fleet_db::invitations::put(&fleet_db, "acme", "ana@example.com", "admin", "otto").await.unwrap();
+    let credential = crate::trust::issue(&fleet_db, "acme").await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fleet_url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let server =
+        tokio::spawn(opencrane::http::serve(listener, support::fleet_internal(fleet_db.clone()), async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }));
+    let (issuer, op) = fake_provider().await;
+    let silo = silo_with_oidc(silo_db.clone(), &issuer, &fleet_url, &credential);
+    let membership = |db: PgPool| async move {
+        sqlx::query_as::<_, (String, String, bool)>(
+            "SELECT role, status, last_sign_in_at IS NOT NULL FROM org_memberships WHERE subject = 'sub-ana'",
+        )
+        .fetch_optional(&db)
+        .await
+        .unwrap()
+    };
+
+    // The invitation is accepted: admin, active, the sign-in recorded; the silo knows at once.
+    let reply = attempt(&silo, &op, Twist::default(), None, None).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(membership(fleet_db.clone()).await, Some(("admin".into(), "active".into(), true)));
+    let local = opencrane_silo_db::memberships::for_subject(&silo_db, "acme", "sub-ana").await.unwrap().unwrap();
+    assert_eq!((local.role.as_str(), local.status.as_str()), ("admin", "active"));
+    assert_eq!(sessions(&silo_db).await, 1);
+    assert!(opencrane_fleet_db::invitations::list(&fleet_db, "acme").await.unwrap().is_empty());
+
+    // Suspended on the fleet: refused with a page saying so, no session.
+    sqlx::query("UPDATE org_memberships SET status = 'suspended' WHERE subject = 'sub-ana'")
+        .execute(&fleet_db)
+        .await
+        .unwrap();
+    let reply = attempt(&silo, &op, Twist::default(), None, None).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.text);
+    assert!(reply.text.contains("Your access is suspended"), "{}", reply.text);
+    assert_eq!(sessions(&silo_db).await, 1, "no new session");
+    assert_eq!(membership(fleet_db.clone()).await.unwrap().1, "suspended", "a sign-in never reactivates");
+
+    // Removed, and the one free seat taken by someone else: a newcomer without a seat.
+    sqlx::query("DELETE FROM org_memberships WHERE subject = 'sub-ana'").execute(&fleet_db).await.unwrap();
+    sqlx::query("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'bea', 'member')")
+        .execute(&fleet_db)
+        .await
+        .unwrap();
+    let reply = attempt(&silo, &op, Twist::default(), None, None).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text);
+    assert!(reply.text.contains("No free seat"), "{}", reply.text);
+    assert_eq!(membership(fleet_db.clone()).await, None);
+    let denied: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'auth.sign_in' AND outcome = 'denied'")
+            .fetch_one(&silo_db)
+            .await
+            .unwrap();
+    assert_eq!(denied, 2, "each refusal is audited on the silo");
+
+    // The fleet goes away: a person the silo knows as an active member signs in (last known
+    // good); one it does not know is asked to try again.
+    let _ = stop.send(true);
+    server.await.unwrap().unwrap();
+    opencrane_silo_db::memberships::upsert(&silo_db, "acme", "sub-ana", "admin", "suspended").await.unwrap();
+    let reply = attempt(&silo, &op, Twist::default(), None, None).await;
+    assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE, "{}", reply.text);
+    assert!(reply.text.contains("could not confirm your membership"), "{}", reply.text);
+    opencrane_silo_db::memberships::upsert(&silo_db, "acme", "sub-ana", "admin", "active").await.unwrap();
+    let reply = attempt(&silo, &op, Twist::default(), None, None).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(sessions(&silo_db).await, 2);
+}

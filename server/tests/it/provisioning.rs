@@ -96,12 +96,14 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
         token: opencrane::silo::sync::FleetToken::Value(credential),
     };
 
-    let n = opencrane::silo::sync::pull_once(&client, &link, "acme", &silo_db).await.unwrap();
-    assert_eq!(n, 2);
+    let pulled = opencrane::silo::sync::pull_once(&client, &link, "acme", &silo_db).await.unwrap();
+    assert_eq!(pulled.members, 2);
     let rows = opencrane_silo_db::memberships::list(&silo_db).await.unwrap();
     let got: Vec<(&str, &str, &str)> =
         rows.iter().map(|r| (r.subject.as_str(), r.role.as_str(), r.status.as_str())).collect();
-    assert_eq!(got, [("otto", "owner", "active"), ("mia", "member", "suspended")]);
+    // The member the fleet dropped stays as `removed` (no access, their key kept blocked); the
+    // other customer's row is gone.
+    assert_eq!(got, [("otto", "owner", "active"), ("gone", "member", "removed"), ("mia", "member", "suspended")]);
 
     // The silo learns its own ClusterTenant from the fleet too, and the overview shows it.
     opencrane::silo::sync::pull_own(&client, &link, "acme", &silo_db).await.unwrap();
@@ -119,17 +121,17 @@ async fn a_silo_pulls_exactly_its_own_members_and_keeps_them_when_the_fleet_is_a
     };
     let err = opencrane::silo::sync::pull_once(&client, &wrong, "acme", &silo_db).await.unwrap_err();
     assert!(format!("{err:#}").contains("401"), "{err:#}");
-    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
+    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 3);
     // Another customer's silo credential learns nothing about acme (404, as for a missing one).
     let foreign =
         opencrane::silo::sync::FleetLink { token: opencrane::silo::sync::FleetToken::Value(other), ..link.clone() };
     let err = opencrane::silo::sync::pull_once(&client, &foreign, "acme", &silo_db).await.unwrap_err();
     assert!(format!("{err:#}").contains("404"), "{err:#}");
-    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
+    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 3);
 
     // The fleet goes away: the pull fails, the silo keeps its last copy.
     let _ = stop.send(true);
     server.await.unwrap().unwrap();
     assert!(opencrane::silo::sync::pull_once(&client, &link, "acme", &silo_db).await.is_err());
-    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 2);
+    assert_eq!(opencrane_silo_db::memberships::list(&silo_db).await.unwrap().len(), 3);
 }

@@ -78,7 +78,7 @@ pub fn fleet_internal(pool: PgPool) -> Router {
 
 /// The silo router for ClusterTenant `acme`.
 pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
-    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
+    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new(), fleet: None };
     router(silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), false), dev_identity, scope)
 }
 
@@ -218,7 +218,7 @@ pub fn fleet_signed_in(pool: PgPool) -> Router {
 
 /// A silo router for `acme` with sign-in "configured".
 pub fn silo_signed_in(pool: PgPool) -> Router {
-    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
+    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new(), fleet: None };
     router(silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), true), false, scope)
 }
 

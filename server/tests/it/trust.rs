@@ -103,7 +103,8 @@ async fn no_credential_the_fleet_holds_opens_a_silo(pool: PgPool) {
     let credential = issue(&fleet_db, "acme").await;
     // A silo as production wires it: no inbound operator token (the chart sets none).
     let silo_db = support::silo_db(&pool).await;
-    let scope = opencrane::http::auth::Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new() };
+    let scope =
+        opencrane::http::auth::Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new(), fleet: None };
     let state = opencrane::silo::silo_state(support::options(), silo_db, "acme".into(), None, false);
     let silo = opencrane::http::router(state, opencrane::http::AuthConfig::tokens_only(Vec::new(), false, scope, true));
     for bearer in [TOKEN, credential.as_str()] {

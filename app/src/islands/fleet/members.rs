@@ -6,7 +6,7 @@
 use leptos::{ev, prelude::*, task::spawn_local};
 
 use crate::{
-    api::fleet::{add_member, remove_member, set_member_suspended},
+    api::fleet::{add_member, invite_member, remove_member, set_member_suspended},
     components::form::Field,
     error::{AppError, FieldErrors},
     forms::{self, Posted},
@@ -15,6 +15,7 @@ use crate::{
 
 const FORM_ID: &str = "member-form";
 const SUBJECT_ID: &str = "member-subject";
+const EMAIL_ID: &str = "member-email";
 const ROLE_ID: &str = "member-role";
 const ROLES: [(&str, &str); 3] = [("member", "Member"), ("admin", "Admin"), ("owner", "Owner")];
 
@@ -23,11 +24,75 @@ fn members_page(cluster_tenant: &str, saved: &str) -> String {
     format!("/cluster-tenants/{}/members?saved={saved}", url_encode(cluster_tenant))
 }
 
-/// Adds `subject` with `role`, or changes their role; the page to go to next. The island and the
-/// no-wasm post both end here.
-pub(crate) async fn save(cluster_tenant: String, subject: String, role: String) -> Result<String, AppError> {
-    let change = add_member(cluster_tenant.clone(), MemberRequest { subject, role: Some(role) }).await?;
+/// Adds `subject` with `role` or changes their role — or, with an e-mail address and no subject,
+/// invites that person; the page to go to next. The island and the no-wasm posts all end here.
+pub(crate) async fn save(
+    cluster_tenant: String,
+    subject: String,
+    email: String,
+    role: String,
+) -> Result<String, AppError> {
+    let email = Some(email).filter(|e| !e.trim().is_empty());
+    let request = MemberRequest { subject, email, role: Some(role) };
+    if request.subject.trim().is_empty() && request.email.is_some() {
+        let change = invite_member(cluster_tenant.clone(), request).await?;
+        return Ok(members_page(&cluster_tenant, if change.created { "invited" } else { "invitation-changed" }));
+    }
+    let change = add_member(cluster_tenant.clone(), request).await?;
     Ok(members_page(&cluster_tenant, if change.created { "member-added" } else { "member-changed" }))
+}
+
+/// Withdraws the invitation of `email`; the page to go to next (a plain post, answered by the
+/// server's form layer with or without wasm).
+#[cfg(feature = "ssr")]
+pub(crate) async fn withdraw(cluster_tenant: String, email: String) -> Result<String, AppError> {
+    crate::api::fleet::cancel_invitation(cluster_tenant.clone(), email).await?;
+    Ok(members_page(&cluster_tenant, "invitation-cancelled"))
+}
+
+/// The form id of the "Invite owner" form.
+const OWNER_FORM_ID: &str = "invite-owner-form";
+
+/// "Invite owner", for a customer without an active owner (one created by a machine caller): a
+/// plain posted form (works with or without wasm), the role fixed to Owner.
+#[component]
+pub fn InviteOwner(cluster_tenant: String) -> impl IntoView {
+    let echo = forms::echo(OWNER_FORM_ID);
+    let email = echo.as_ref().and_then(|e| e.value("email")).unwrap_or_default();
+    let error = echo.as_ref().and_then(|e| e.errors.get("email").map(str::to_owned));
+    let message = echo.and_then(|e| e.message);
+    let posted = Posted::Member { cluster_tenant }.hidden();
+    view! {
+        <form class="form inline" id=OWNER_FORM_ID method="post" novalidate>
+            <input type="hidden" name=forms::FORM value=OWNER_FORM_ID />
+            <input type="hidden" name=forms::TARGET value=posted />
+            <input type="hidden" name="role" value="owner" />
+            {message.map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            <Field id="owner-email" label="Owner's e-mail" error=Signal::derive(move || error.clone())>
+                <input id="owner-email" name="email" type="email" autocomplete="off" value=email />
+            </Field>
+            <div class="form-actions">
+                <button type="submit" class="btn primary">"Invite owner"</button>
+            </div>
+        </form>
+    }
+}
+
+/// "Withdraw" for one pending invitation: a plain posted form (works with or without wasm).
+#[component]
+pub fn WithdrawInvitation(cluster_tenant: String, email: String) -> impl IntoView {
+    let form_id = format!("withdraw-{}", url_encode(&email));
+    let form_field = form_id.clone();
+    let posted = Posted::CancelInvitation { cluster_tenant }.hidden();
+    let label = format!("Withdraw the invitation of {email}");
+    view! {
+        <form class="row-action" id=form_id method="post">
+            <input type="hidden" name=forms::FORM value=form_field />
+            <input type="hidden" name=forms::TARGET value=posted />
+            <input type="hidden" name="email" value=email />
+            <button type="submit" class="btn small" aria-label=label>"Withdraw"</button>
+        </form>
+    }
 }
 
 /// What the members page says after `saved`.
@@ -35,6 +100,11 @@ pub fn confirmation(saved: &str) -> Option<&'static str> {
     match saved {
         "member-added" => Some("Member added; they take a seat."),
         "member-changed" => Some("Role changed."),
+        "invited" => Some(
+            "Invitation saved. It takes a seat when that person first signs in through the organisation with this address verified.",
+        ),
+        "invitation-changed" => Some("The invitation's role changed."),
+        "invitation-cancelled" => Some("Invitation withdrawn."),
         _ => None,
     }
 }
@@ -42,22 +112,24 @@ pub fn confirmation(saved: &str) -> Option<&'static str> {
 /// The add-or-change form.
 #[component]
 pub fn MemberForm(cluster_tenant: String) -> impl IntoView {
-    let (subject, role, errors, message) = match forms::echo(FORM_ID) {
+    let (subject, email, role, errors, message) = match forms::echo(FORM_ID) {
         Some(echo) => (
             echo.value("subject").unwrap_or_default(),
+            echo.value("email").unwrap_or_default(),
             echo.value("role").unwrap_or_else(|| "member".into()),
             echo.errors,
             echo.message,
         ),
-        None => (String::new(), "member".to_owned(), FieldErrors::new(), None),
+        None => (String::new(), String::new(), "member".to_owned(), FieldErrors::new(), None),
     };
-    view! { <AddMember cluster_tenant subject role errors message /> }
+    view! { <AddMember cluster_tenant subject email role errors message /> }
 }
 
 #[island]
 fn AddMember(
     cluster_tenant: String,
     subject: String,
+    email: String,
     role: String,
     /// Messages from a post answered without wasm.
     errors: FieldErrors,
@@ -65,8 +137,10 @@ fn AddMember(
     message: Option<String>,
 ) -> impl IntoView {
     let initial_subject = subject.clone();
+    let initial_email = email.clone();
     let initial_role = role.clone();
     let subject = RwSignal::new(forms::typed(SUBJECT_ID).unwrap_or(subject));
+    let email = RwSignal::new(forms::typed(EMAIL_ID).unwrap_or(email));
     let role = RwSignal::new(forms::typed(ROLE_ID).unwrap_or(role));
     let errors = RwSignal::new(errors);
     let banner = RwSignal::new(message);
@@ -77,7 +151,9 @@ fn AddMember(
         ev.prevent_default();
         pending.set(true);
         spawn_local(async move {
-            match save(cluster_tenant.get_value(), subject.get_untracked(), role.get_untracked()).await {
+            let saved =
+                save(cluster_tenant.get_value(), subject.get_untracked(), email.get_untracked(), role.get_untracked());
+            match saved.await {
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     banner.set(crate::islands::silo::portal_form::summary(&err, shows));
@@ -93,9 +169,13 @@ fn AddMember(
             <input type="hidden" name=forms::FORM value=FORM_ID />
             <input type="hidden" name=forms::TARGET value=posted />
             {move || banner.get().map(|b| view! { <p class="error" role="alert">{b}</p> })}
-            <Field id=SUBJECT_ID label="Subject" required=true hint="The person's id at the identity provider (the token's sub claim). An existing member's role is changed." error=error_of("subject")>
+            <Field id=SUBJECT_ID label="Subject" hint="The person's id at the identity provider (the token's sub claim). An existing member's role is changed." error=error_of("subject")>
                 <input id=SUBJECT_ID name="subject" type="text" autocomplete="off" spellcheck="false" value=initial_subject
                     prop:value=move || subject.get() on:input=move |ev| subject.set(event_target_value(&ev)) />
+            </Field>
+            <Field id=EMAIL_ID label="Or invite by e-mail" hint="Leave the subject empty: the invitation waits, holding no seat, until that person first signs in through the organisation with this address verified." error=error_of("email")>
+                <input id=EMAIL_ID name="email" type="email" autocomplete="off" spellcheck="false" value=initial_email
+                    prop:value=move || email.get() on:input=move |ev| email.set(event_target_value(&ev)) />
             </Field>
             <Field id=ROLE_ID label="Role" error=error_of("role")>
                 <select id=ROLE_ID name="role" on:change=move |ev| role.set(event_target_value(&ev))>
@@ -111,7 +191,7 @@ fn AddMember(
 
 /// Whether the form shows a message for the error key `field`.
 pub fn shows(field: &str) -> bool {
-    matches!(field, "subject" | "role")
+    matches!(field, "subject" | "email" | "role")
 }
 
 /// Suspend or reactivate, and remove (after a confirmation), for one member.

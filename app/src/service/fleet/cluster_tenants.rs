@@ -33,7 +33,7 @@ fn settings(state: &AppState) -> Result<&FleetSettings, AppError> {
     }
 }
 
-fn not_found(name: &str) -> AppError {
+pub(crate) fn not_found(name: &str) -> AppError {
     cluster_tenant_not_found(name)
 }
 
@@ -528,7 +528,12 @@ pub struct SiloMember {
 
 /// The row behind the internal API: the customer's own silo (its credential), or a platform
 /// operator; `what` names what was asked for in the refusal.
-async fn for_silo(state: &AppState, caller: &Caller, name: &str, what: &str) -> Result<ClusterTenantRow, AppError> {
+pub(crate) async fn for_silo(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    what: &str,
+) -> Result<ClusterTenantRow, AppError> {
     settings(state)?;
     match caller.principal.as_ref() {
         Some(p) if p.is_platform_operator => {}

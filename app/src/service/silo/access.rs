@@ -101,7 +101,7 @@ pub async fn effective(state: &AppState, caller: &Caller, name: &str) -> Result<
     };
     let ledger = snap.ledger(&state.pool, Utc::now()).await.map_err(|e| snapshot_failure(caller, e))?;
     let limits = snap.limits_for(&subject, &ledger).map_err(|e| snapshot_failure(caller, e))?;
-    let key = keys::desired(&subject, tenant.suspended, &snap.catalog, &limits, 0);
+    let key = keys::desired(&subject, snap.hold(tenant), &snap.catalog, &limits, 0);
     let default_route = route_view(routing::resolve(&subject, None, &snap.defaults_for(&subject), &snap.catalog));
     let user = users::get(state, caller, &tenant.name).await?;
     let sessions = opencrane_common_db::sessions::list_for(&state.pool, std::slice::from_ref(&tenant.subject))

@@ -18,7 +18,9 @@ use crate::{
 pub async fn overview(state: &AppState, caller: &Caller) -> Result<SiloSummary, AppError> {
     let silo = state.silo()?;
     authorize(caller.principal.as_ref(), Action::ViewSilo(&silo.cluster_tenant))?;
-    let members = memberships::list(&state.pool).await.or_fail(caller)?;
+    // A `removed` row is a former member kept so their key stays blocked: not a member.
+    let members: Vec<_> =
+        memberships::list(&state.pool).await.or_fail(caller)?.into_iter().filter(|m| m.status != "removed").collect();
     let audit_entries = audit::count(&state.pool).await.or_fail(caller)?;
     let own = opencrane_silo_db::own::get(&state.pool, &silo.cluster_tenant).await.or_fail(caller)?;
     let own = own.and_then(|o| {
@@ -42,12 +44,13 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<SiloSummary, 
     })
 }
 
-/// The member read-model.
+/// The member read-model (former members, kept as `removed`, left out).
 pub async fn members(state: &AppState, caller: &Caller) -> Result<Vec<Member>, AppError> {
     authorize(caller.principal.as_ref(), Action::AdministerSilo(&state.silo()?.cluster_tenant))?;
     let rows = memberships::list(&state.pool).await.or_fail(caller)?;
     Ok(rows
         .into_iter()
+        .filter(|r| r.status != "removed")
         .map(|r| Member { subject: r.subject, role: r.role, status: r.status, updated_at: r.updated_at })
         .collect())
 }

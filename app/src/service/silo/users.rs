@@ -167,15 +167,7 @@ fn validate(req: &UserRequest) -> Result<Valid, AppError> {
     let display_name = req.display_name.trim().to_owned();
     errors.check("displayName", rules::display_text("Display name", &display_name, 120));
     let email = req.email.trim().to_owned();
-    match email.split_once('@') {
-        _ if email.is_empty() => errors.add("email", "E-mail is required."),
-        Some((local, domain))
-            if !local.is_empty()
-                && domain.contains('.')
-                && !email.contains(char::is_whitespace)
-                && email.len() <= 254 => {}
-        _ => errors.add("email", "Enter an e-mail address like ana@example.com."),
-    }
+    errors.check("email", rules::email_address(&email));
     let subject = req.subject.trim().to_owned();
     errors.check("subject", rules::display_text("Subject", &subject, 255));
     let team = opt(&req.team);

@@ -285,6 +285,10 @@ async fn callback(
         Ok(user) => user,
         Err(err) => return fail(err.to_string(), err.public()).await,
     };
+    if let Some(mut refused) = admit_on_silo(&auth, &state, &caller, &user).await {
+        refused.headers_mut().append(header::SET_COOKIE, clear);
+        return refused;
+    }
 
     // A new session id for the new identity (no fixation), then the session's record and index.
     let now = Utc::now();
@@ -362,6 +366,83 @@ async fn callback(
     let mut res = (StatusCode::OK, Html(html)).into_response();
     res.headers_mut().append(header::SET_COOKIE, clear);
     res
+}
+
+/// On a silo run by a fleet, the fleet admits each person signing in: it records the sign-in,
+/// accepts an invitation for their verified address, adopts a newcomer as a member within the seat
+/// cap, and refuses a suspended member. `Some` is the page for a refusal (no session starts).
+/// When the fleet cannot be asked, an active member of the silo's read-model signs in (the last
+/// known good state) and anybody else is asked to try again.
+async fn admit_on_silo(
+    auth: &AuthConfig,
+    state: &AppState,
+    caller: &Caller,
+    user: &super::oidc::VerifiedUser,
+) -> Option<Response> {
+    use crate::silo::sync::{self, AdmitError};
+    let super::Scope::Silo { cluster_tenant, fleet: Some(link), .. } = &auth.0.scope else { return None };
+    if user.is_platform_operator {
+        return None;
+    }
+    let request = app::model::fleet::members::AdmitRequest {
+        subject: user.subject.clone(),
+        email: user.email.clone(),
+        email_verified: user.email_verified == Some(true),
+    };
+    let client = openidconnect::reqwest::Client::new();
+    let (status, title, body, reason) = match sync::admit(&client, link, cluster_tenant, &request).await {
+        Ok(admitted) => {
+            // The read-model learns it now rather than at the next pull.
+            let stored = opencrane_silo_db::memberships::upsert(
+                &state.pool,
+                cluster_tenant,
+                &admitted.subject,
+                &admitted.role,
+                "active",
+            )
+            .await;
+            if let Err(err) = stored {
+                tracing::warn!(request_id = %caller.request_id, error = %err, "could not store the admitted membership");
+            }
+            return None;
+        }
+        Err(AdmitError::Suspended) => (
+            StatusCode::FORBIDDEN,
+            "Your access is suspended",
+            "An owner or admin of your organisation has suspended your membership. Ask them to reactivate it, then sign in again.",
+            "MEMBER_SUSPENDED".to_owned(),
+        ),
+        Err(AdmitError::NoSeat) => (
+            StatusCode::CONFLICT,
+            "No free seat",
+            "Every seat of your organisation is taken. Ask an owner to free a seat or to raise the seat cap, then sign in again.",
+            "SEAT_CAP_EXCEEDED".to_owned(),
+        ),
+        Err(AdmitError::Refused(code)) => (
+            StatusCode::FORBIDDEN,
+            "No access here",
+            "This organisation does not admit new sign-ins right now. Ask your administrator.",
+            code,
+        ),
+        Err(AdmitError::Unavailable(err)) => {
+            tracing::warn!(request_id = %caller.request_id, error = %format!("{err:#}"), "the fleet could not admit a sign-in");
+            let known = opencrane_silo_db::memberships::for_subject(&state.pool, cluster_tenant, &user.subject).await;
+            if matches!(known, Ok(Some(ref m)) if m.status == "active") {
+                return None;
+            }
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Sign-in unavailable",
+                "We could not confirm your membership just now. Please try again in a moment.",
+                "FLEET_UNAVAILABLE".to_owned(),
+            )
+        }
+    };
+    let meta = json!({ "reason": reason, "subject": user.subject });
+    if let Err(err) = app::service::record_sign_in(state, caller, "auth.sign_in", "denied", meta).await {
+        tracing::warn!(request_id = %caller.request_id, error = %err, "could not record a refused sign-in");
+    }
+    Some(page(status, title, body, ("/", "Home")))
 }
 
 /// `POST /auth/logout`: end the session; answers `{endSessionUrl}` (JSON), or for a browser

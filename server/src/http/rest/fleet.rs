@@ -41,6 +41,28 @@ pub fn cluster_tenant_routes() -> Router<AppState> {
         .route("/cluster-tenants/{name}/members/{subject}", axum::routing::delete(remove_member))
         .route("/cluster-tenants/{name}/members/{subject}/suspend", axum::routing::post(suspend_member))
         .route("/cluster-tenants/{name}/members/{subject}/reactivate", axum::routing::post(reactivate_member))
+        .route("/cluster-tenants/{name}/invitations", get(invitations))
+        .route("/cluster-tenants/{name}/invitations/{email}", axum::routing::delete(cancel_invitation))
+}
+
+/// `GET /cluster-tenants/{name}/invitations`: `[{email, role, status: "invited", invitedBy, createdAt}]`.
+async fn invitations(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let invitations = service::fleet::members::invitations(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(invitations).into_response())
+}
+
+/// `DELETE /cluster-tenants/{name}/invitations/{email}` → `{email, status: "cancelled"}`.
+async fn cancel_invitation(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, email)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    service::fleet::members::cancel_invitation(&state, &caller, &name, &email).await.api(&caller)?;
+    Ok(Json(json!({ "email": email.trim().to_lowercase(), "status": "cancelled" })).into_response())
 }
 
 /// `GET /cluster-tenants/{name}/members`: `[{subject, role, status, createdAt, updatedAt}]`.
@@ -54,16 +76,24 @@ async fn members(
 }
 
 /// `POST /cluster-tenants/{name}/members {subject, role}`: 201 when created, 200 when the role
-/// changed.
+/// changed. `{email, role}` (no subject) invites instead: 201 `{email, role, status: "invited", …}`
+/// when created, 200 when a pending invitation's role changed.
 async fn add_member(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
     JsonBody(req): JsonBody<MemberRequest>,
 ) -> Result<Response, ApiError> {
-    let change = service::fleet::members::add(&state, &caller, &name, req).await.api(&caller)?;
-    let status = if change.created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(change)).into_response())
+    let invites = req.subject.trim().is_empty() && req.email.as_deref().is_some_and(|e| !e.trim().is_empty());
+    let (created, body) = if invites {
+        let change = service::fleet::members::invite(&state, &caller, &name, req).await.api(&caller)?;
+        (change.created, serde_json::to_value(change))
+    } else {
+        let change = service::fleet::members::add(&state, &caller, &name, req).await.api(&caller)?;
+        (change.created, serde_json::to_value(change))
+    };
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(body.unwrap_or_default())).into_response())
 }
 
 /// `DELETE /cluster-tenants/{name}/members/{subject}` → `{subject, status: "removed"}`.

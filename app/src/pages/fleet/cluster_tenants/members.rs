@@ -1,12 +1,13 @@
 //! `/cluster-tenants/:name/members`: a customer's members (OrgMemberships) with their role and
-//! status, seat use against the seat cap, the add-or-change form and each member's actions.
+//! status and last sign-in, seat use against the seat cap, pending invitations, the
+//! add-or-invite form, each member's actions, and "Invite owner" for a customer without one.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::{
-    api::fleet::{get_cluster_tenant, list_members},
+    api::fleet::{get_cluster_tenant, list_invitations, list_members},
     authz::{Action, can},
     components::{
         feedback::{Badge, ErrorView, Notice},
@@ -15,7 +16,7 @@ use crate::{
         table::{DataTable, EmptyState},
     },
     current_principal,
-    islands::fleet::members::{MemberActions, MemberForm, confirmation},
+    islands::fleet::members::{InviteOwner, MemberActions, MemberForm, WithdrawInvitation, confirmation},
     model::href::url_encode,
 };
 
@@ -29,9 +30,13 @@ pub fn ClusterTenantMembers() -> impl IntoView {
             {move || {
                 let name = name.clone();
                 Suspend::new(async move {
-                    let (ct, members) = match (get_cluster_tenant(name.clone()).await, list_members(name).await) {
-                        (Ok(ct), Ok(members)) => (ct, members),
-                        (Err(error), _) | (_, Err(error)) => return view! { <ErrorView error /> }.into_any(),
+                    let fetched =
+                        (get_cluster_tenant(name.clone()).await, list_members(name.clone()).await, list_invitations(name).await);
+                    let (ct, members, invitations) = match fetched {
+                        (Ok(ct), Ok(members), Ok(invitations)) => (ct, members, invitations),
+                        (Err(error), _, _) | (_, Err(error), _) | (_, _, Err(error)) => {
+                            return view! { <ErrorView error /> }.into_any();
+                        }
                     };
                     let can_manage = can(current_principal().as_ref(), Action::UpdateClusterTenant(&ct.name));
                     let used = members.iter().filter(|m| m.status == "active").count();
@@ -49,17 +54,46 @@ pub fn ClusterTenantMembers() -> impl IntoView {
                             let actions = can_manage.then(|| {
                                 view! { <MemberActions cluster_tenant=ct.name.clone() subject=m.subject.clone() suspended /> }
                             });
+                            let last = m.last_sign_in_at.map_or_else(|| "Not yet".to_owned(), timestamp);
                             view! {
                                 <tr>
                                     <td class="mono">{m.subject}</td>
                                     <td>{m.role}</td>
                                     <td><Badge text=m.status tone=tone /></td>
+                                    <td>{last}</td>
                                     <td>{timestamp(m.created_at)}</td>
                                     <td class="actions">{actions}</td>
                                 </tr>
                             }
                         })
                         .collect_view();
+                    let pending = (!invitations.is_empty()).then(|| {
+                        let rows = invitations
+                            .into_iter()
+                            .map(|i| {
+                                let withdraw = can_manage.then(|| {
+                                    view! { <WithdrawInvitation cluster_tenant=ct.name.clone() email=i.email.clone() /> }
+                                });
+                                view! {
+                                    <tr>
+                                        <td>{i.email}</td>
+                                        <td>{i.role}</td>
+                                        <td><Badge text="invited".to_owned() tone="busy" /></td>
+                                        <td class="mono">{i.invited_by}</td>
+                                        <td>{timestamp(i.created_at)}</td>
+                                        <td class="actions">{withdraw}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view();
+                        view! {
+                            <section aria-labelledby="invitations-h">
+                                <h2 id="invitations-h">"Pending invitations"</h2>
+                                <p class="muted">"An invitation holds no seat. It becomes a membership at that person's first sign-in through the organisation, with the address verified, if a seat is free."</p>
+                                <DataTable headers=&["E-mail", "Role", "Status", "Invited by", "Invited", ""]>{rows}</DataTable>
+                            </section>
+                        }
+                    });
                     view! {
                         <Title text=format!("Members of {}", ct.display_name) />
                         <PageHeader
@@ -70,16 +104,20 @@ pub fn ClusterTenantMembers() -> impl IntoView {
                         </PageHeader>
                         {saved.map(|text| view! { <Notice tone="ok">{text}</Notice> })}
                         {(owners == 0).then(|| view! {
-                            <Notice tone="warn">"This customer has no active owner yet: add one with the Owner role."</Notice>
+                            <Notice tone="warn">
+                                "This customer has no active owner yet (it was created by an API client, or its owners are suspended). Invite the person who should own it; they become the owner at their first sign-in."
+                            </Notice>
+                            {can_manage.then(|| view! { <InviteOwner cluster_tenant=ct.name.clone() /> })}
                         })}
                         {if rows.is_empty() {
-                            view! { <EmptyState title="No members yet" body="Add the customer's people by their subject at the identity provider." /> }.into_any()
+                            view! { <EmptyState title="No members yet" body="Add the customer's people by their subject at the identity provider, or invite them by e-mail address." /> }.into_any()
                         } else {
-                            view! { <DataTable headers=&["Subject", "Role", "Status", "Member since", ""]>{rows}</DataTable> }.into_any()
+                            view! { <DataTable headers=&["Subject", "Role", "Status", "Last sign-in", "Member since", ""]>{rows}</DataTable> }.into_any()
                         }}
+                        {pending}
                         {can_manage.then(|| view! {
                             <section class="card" aria-labelledby="add-member-h">
-                                <h2 id="add-member-h">"Add a member or change a role"</h2>
+                                <h2 id="add-member-h">"Add or invite a member, or change a role"</h2>
                                 <MemberForm cluster_tenant=ct.name.clone() />
                             </section>
                         })}
