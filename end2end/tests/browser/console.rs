@@ -88,6 +88,36 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     browser.click(&browser.wait(".confirm .confirm-go"));
     wait_for("the member to be gone", || (!browser.page_text().contains("e2e-ana")).then_some(()));
 
+    // Invite by e-mail: pending, holding no seat; then withdrawn (a plain post).
+    let email = browser.wait("#member-email");
+    browser.type_text(&email, "e2e-bea@example.com");
+    browser.click(&browser.wait("#member-form button[type=submit]"));
+    wait_for("the invitation", || browser.url().contains("saved=invited").then_some(()));
+    let text = browser.page_text();
+    assert!(text.contains("Pending invitations") && text.contains("e2e-bea@example.com"), "{text}");
+    assert!(text.contains("1 of 12 seats in use"), "an invitation holds no seat");
+    browser.click(&browser.wait("button[aria-label='Withdraw the invitation of e2e-bea@example.com']"));
+    wait_for("the withdrawal", || browser.url().contains("saved=invitation-cancelled").then_some(()));
+    assert!(!browser.page_text().contains("e2e-bea@example.com"));
+
+    // A customer an API client created has no owner: its page says so and offers Invite owner.
+    let body = r#"{"name":"e2e-robot","displayName":"Robot Made","isolationTier":"shared","compute":{"mode":"shared"},"resources":{"quota":{}}}"#;
+    let (status, text) = opencrane_e2e::http(
+        "POST",
+        &format!("{}/api/v1/cluster-tenants", server.fleet_url),
+        &[("Authorization", &format!("Bearer {}", server.token())), ("Content-Type", "application/json")],
+        Some(body),
+    );
+    assert_eq!(status, 201, "{text}");
+    browser.goto(&format!("{}/cluster-tenants/e2e-robot/members", server.fleet_url));
+    assert!(browser.page_text().contains("no active owner yet"), "{}", browser.page_text());
+    let owner_email = browser.wait("#owner-email");
+    browser.type_text(&owner_email, "boss@robot.example");
+    browser.click(&browser.wait("#invite-owner-form button[type=submit]"));
+    wait_for("the owner's invitation", || browser.url().contains("saved=invited").then_some(()));
+    let text = browser.page_text();
+    assert!(text.contains("boss@robot.example") && text.contains("owner"), "{text}");
+
     // Delete: the confirm button stays disabled until the exact name is typed.
     browser.goto(&format!("{}/cluster-tenants/e2e-acme", server.fleet_url));
     wait_for("the delete dialog to open", || {

@@ -36,6 +36,25 @@ fn silo_deploy_refuses_without_the_fleet_and_says_what_to_do() {
     assert_eq!(calls[0].0, "kubectl");
 }
 
+/// A hand-deployed silo never gets the fleet's API token: `--fleet-token-file` must hold the
+/// customer's own silo credential, and the refusal never echoes what the file held.
+#[test]
+fn silo_deploy_refuses_a_token_that_is_not_a_silo_credential() {
+    let fakes = Fakes::new("cli-fleettoken");
+    let file = fakes.dir.join("fleet-api-token");
+    std::fs::write(&file, "the-fleets-own-api-token-0123456789").unwrap();
+    let out = opencrane(&fakes)
+        .args(["deploy", "silo", "--base-domain", "example.com", "--cluster-tenant", "acme", "--fleet-token-file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--fleet-token-file: this is not a silo credential"), "{stderr}");
+    assert!(!stderr.contains("the-fleets-own-api-token"), "{stderr}");
+    assert!(fakes.calls().is_empty(), "refused before touching the cluster: {:?}", fakes.calls());
+}
+
 #[test]
 fn dry_runs_print_the_plan_and_change_nothing() {
     let fakes = Fakes::new("cli-dry");

@@ -120,6 +120,19 @@ fn fleet_routes() -> Vec<Route> {
             ClusterTenant,
         ),
         route(Method::POST, "/api/fleet/members/remove", Some(r#"{"name":"{name}","subject":"sam"}"#), ClusterTenant),
+        route(Method::POST, "/api/fleet/members/invitations", Some(r#"{"name":"{name}"}"#), ClusterTenant),
+        route(
+            Method::POST,
+            "/api/fleet/members/invite",
+            Some(r#"{"name":"{name}","request":{"email":"new@example.com","role":"member"}}"#),
+            ClusterTenant,
+        ),
+        route(
+            Method::POST,
+            "/api/fleet/members/cancel-invitation",
+            Some(r#"{"name":"{name}","email":"sam@example.com"}"#),
+            ClusterTenant,
+        ),
         route(Method::POST, "/api/fleet/billing/mine", Some("{}"), Person),
         route(Method::POST, "/api/fleet/billing/save", Some(r#"{"request":{"displayName":"Mine"}}"#), Person),
         route(Method::POST, "/api/fleet/audit/list", Some(r#"{"query":{}}"#), Operator),
@@ -155,6 +168,14 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::DELETE, "/api/v1/cluster-tenants/{name}/members/{subject}", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/members/{subject}/suspend", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/members/{subject}/reactivate", None, ClusterTenant),
+        route(
+            Method::POST,
+            "/api/v1/cluster-tenants/{name}/members",
+            Some(r#"{"email":"new@example.com","role":"member"}"#),
+            ClusterTenant,
+        ),
+        route(Method::GET, "/api/v1/cluster-tenants/{name}/invitations", None, ClusterTenant),
+        route(Method::DELETE, "/api/v1/cluster-tenants/{name}/invitations/{email}", None, ClusterTenant),
         route(Method::GET, "/api/v1/admin/zitadel", None, Operator),
         route(
             Method::POST,
@@ -337,7 +358,13 @@ fn assert_complete(routes: &[Route], prefix: &str, state: &app::state::AppState)
 
 async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, String)]) -> Reply {
     // `{subject}`: sam, a plain member of both customers.
-    let path = r.path.replace("{name}", object).replace("{id}", object).replace("{subject}", "sam");
+    // `{email}`: sam's pending invitation to both customers.
+    let path = r
+        .path
+        .replace("{name}", object)
+        .replace("{id}", object)
+        .replace("{subject}", "sam")
+        .replace("{email}", "sam@example.com");
     let body = r.body.map(|b| {
         b.replace("CREATE", CREATE)
             .replace("USER", USER)
@@ -371,6 +398,14 @@ async fn seed_fleet(db: &PgPool) {
            ('acme-a', 'otto', 'owner'), ('acme-a', 'mia', 'member'), ('acme-b', 'bea', 'owner'),
            ('acme-a', 'sam', 'member'), ('acme-b', 'sam', 'member')
          ON CONFLICT (cluster_tenant, subject) DO UPDATE SET role = EXCLUDED.role, status = 'active'",
+    )
+    .execute(db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO org_invitations (cluster_tenant, email, role, invited_by) VALUES
+           ('acme-a', 'sam@example.com', 'member', 'otto'), ('acme-b', 'sam@example.com', 'member', 'bea')
+         ON CONFLICT DO NOTHING",
     )
     .execute(db)
     .await

@@ -423,7 +423,20 @@ async fn member_changes_reach_the_organisations_grants(pool: PgPool) {
     converge().await;
     assert_eq!(rig.zitadel.grants(&org).iter().filter(|g| g.user_id == ada).count(), 1);
 
+    // The removal offboards in order, the grant first: while Zitadel cannot delete it, nothing
+    // is removed (before, the row went first and a failed grant deletion was only logged).
     let path = format!("/api/v1/cluster-tenants/acme/members/{ada}");
+    let grant = rig.zitadel.grants(&org).into_iter().find(|g| g.user_id == ada).unwrap();
+    rig.zitadel.fail("DELETE", &format!("/grants/{}", grant.id), 503, 20);
+    let refused = send(&router, Method::DELETE, &path, None, true).await;
+    assert_eq!(
+        (refused.status, refused.json()["code"].clone()),
+        (StatusCode::BAD_GATEWAY, json!("ZITADEL_UNREACHABLE"))
+    );
+    let members = send(&router, Method::GET, "/api/v1/cluster-tenants/acme/members", None, true).await;
+    assert!(members.json().as_array().unwrap().iter().any(|m| m["subject"] == ada.as_str()), "still a member");
+    assert_eq!(rig.zitadel.grants(&org).iter().filter(|g| g.user_id == ada).count(), 1, "and still granted");
+    rig.zitadel.clear_faults();
     assert_eq!(send(&router, Method::DELETE, &path, None, true).await.status, StatusCode::OK);
     assert!(rig.zitadel.grants(&org).iter().all(|g| g.user_id != ada), "a removed member's grant is deleted");
 }

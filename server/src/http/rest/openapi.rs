@@ -111,7 +111,7 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                 op(
                     "post",
                     "/cluster-tenants/{name}/members",
-                    "Add a member (takes a seat: 409 SEAT_CAP_EXCEEDED when none is free) or change a role (201 created, 200 changed; only owners give or take Owner; 409 LAST_OWNER)",
+                    "Add a member (takes a seat: 409 SEAT_CAP_EXCEEDED when none is free) or change a role (201 created, 200 changed; only owners give or take Owner; 409 LAST_OWNER). With {email, role} and no subject: invite that person (201 {email, role, status: invited, invitedBy, createdAt, created}; no seat until their first sign-in with the address verified)",
                     Some("MemberRequest"),
                     201,
                     json!({ "allOf": [schema("Member"), { "type": "object", "properties": { "created": { "type": "boolean" }, "zitadelSeated": { "type": "boolean" } } }] }),
@@ -131,6 +131,22 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                     None,
                     200,
                     schema("Member"),
+                ),
+                op(
+                    "get",
+                    "/cluster-tenants/{name}/invitations",
+                    "The customer's pending invitations, oldest first",
+                    None,
+                    200,
+                    json!({ "type": "array", "items": schema("Invitation") }),
+                ),
+                op(
+                    "delete",
+                    "/cluster-tenants/{name}/invitations/{email}",
+                    "Withdraw a pending invitation (404 INVITATION_NOT_FOUND)",
+                    None,
+                    200,
+                    json!({ "type": "object", "properties": { "email": { "type": "string" }, "status": { "const": "cancelled" } } }),
                 ),
                 op(
                     "post",
@@ -325,14 +341,27 @@ fn components() -> Value {
                     "role": { "enum": ["owner", "admin", "member"] },
                     "status": { "enum": ["active", "suspended"] },
                     "createdAt": { "type": "string", "format": "date-time" },
-                    "updatedAt": { "type": "string", "format": "date-time" }
+                    "updatedAt": { "type": "string", "format": "date-time" },
+                    "lastSignInAt": { "type": ["string", "null"], "format": "date-time", "description": "The member's last sign-in to the customer's silo, as the silo reported it" }
                 }
             },
             "MemberRequest": {
-                "type": "object", "additionalProperties": false, "required": ["subject"],
+                "type": "object", "additionalProperties": false,
+                "description": "A subject adds (or changes) a member; an e-mail address and no subject invites",
                 "properties": {
-                    "subject": { "type": "string", "minLength": 1, "maxLength": 255 },
+                    "subject": { "type": "string", "maxLength": 255 },
+                    "email": { "type": "string", "format": "email", "maxLength": 254 },
                     "role": { "type": "string", "description": "owner, admin or member (Owner/Admin/Member accepted); default member" }
+                }
+            },
+            "Invitation": {
+                "type": "object",
+                "properties": {
+                    "email": { "type": "string" },
+                    "role": { "enum": ["owner", "admin", "member"] },
+                    "status": { "const": "invited" },
+                    "invitedBy": { "type": "string" },
+                    "createdAt": { "type": "string", "format": "date-time" }
                 }
             },
             "ClusterTenantUpdateRequest": {
