@@ -8,5 +8,6 @@ mod identity;
 mod kubernetes;
 mod lease;
 mod local;
+mod probe;
 mod reconcile;
 mod support;
