@@ -442,3 +442,12 @@ pub async fn count(db: impl PgExecutor<'_>, filter: &ListFilter) -> Result<i64> 
     .await?;
     Ok(n)
 }
+
+/// The names of every ClusterTenant whose DNS and certificates the probes watch (all but those
+/// being deleted), by name.
+pub async fn names_to_probe(db: impl PgExecutor<'_>) -> Result<Vec<String>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!("SELECT name FROM cluster_tenants WHERE deletion_requested_at IS NULL ORDER BY name")
+        .fetch_all(db)
+        .await?)
+}

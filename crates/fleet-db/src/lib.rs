@@ -7,6 +7,7 @@
 
 pub mod billing_accounts;
 pub mod cluster_tenants;
+pub mod dns_checks;
 pub mod invitations;
 pub mod memberships;
 pub mod provisioning;

@@ -18,6 +18,7 @@
 
 pub mod build;
 pub mod credential;
+pub mod dns_truth;
 mod error;
 pub mod identity;
 pub mod kubernetes;

@@ -121,6 +121,17 @@ impl DnsProbe {
         Self { resolver }
     }
 
+    /// A probe asking the system's resolver (for a vanity host in a zone the platform does not
+    /// serve), without a cache.
+    pub fn system(timeout: Duration) -> Result<Self, String> {
+        let mut builder = Resolver::builder_tokio().map_err(|e| format!("reading the system resolver: {e}"))?;
+        let opts = builder.options_mut();
+        opts.cache_size = 0;
+        opts.timeout = timeout;
+        opts.attempts = 1;
+        Ok(Self { resolver: builder.build() })
+    }
+
     /// The authoritative nameservers of `zone`, found through the system's resolver (its NS
     /// records, each name resolved to its addresses, port 53).
     pub async fn authoritative_for(zone: &str, timeout: Duration) -> Result<Self, String> {

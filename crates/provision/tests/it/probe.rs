@@ -126,3 +126,59 @@ async fn the_tls_probe_reads_what_the_host_serves() {
     let err = tls::served(closed, host, timeout).await.unwrap_err();
     assert!(err.contains("connecting to"), "{err}");
 }
+
+/// The stored truth of a customer: both hosts asked of BIND, the certificates read from the
+/// "ingress" (a TLS server on loopback), stored so pages render from the database; a pass checks
+/// every customer not being deleted.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_refresh_stores_what_dns_and_the_ingress_serve(pool: sqlx::PgPool) {
+    use opencrane_provision::dns_truth::{DnsTruth, DnsTruthSettings};
+    let bind = Bind::start("opencrane.test").unwrap();
+    let ingress = serve(certificate(&["acme.opencrane.test", "shop.acme.example"], 80)).await;
+    sqlx::query(
+        "INSERT INTO cluster_tenants (name, display_name, vanity_domain) VALUES ('acme', 'Acme', 'shop.opencrane.test'), ('gone', 'Gone', NULL)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE cluster_tenants SET deletion_requested_at = now() WHERE name = 'gone'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let truth = DnsTruth::new(DnsTruthSettings {
+        base_domain: "opencrane.test".into(),
+        ingress_ip: Some(ingress.ip()),
+        nameservers: vec![bind.addr],
+        tls_port: ingress.port(),
+        timeout: Duration::from_secs(2),
+        concurrency: 4,
+        interval: Duration::from_secs(60),
+    });
+
+    let rows = truth.refresh(&pool, "acme").await.unwrap();
+    let seen: Vec<(&str, &str, &str, Option<&str>)> = rows
+        .iter()
+        .map(|r| (r.host.as_str(), r.kind.as_str(), r.record_state.as_str(), r.cert_health.as_deref()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("acme.opencrane.test", "canonical", "missing", Some("valid")),
+            ("shop.opencrane.test", "vanity", "missing", Some("wrongName")),
+        ]
+    );
+    assert_eq!(rows[0].certificate.as_ref().unwrap()["assessment"]["daysLeft"], 80);
+
+    bind.set_address("acme.opencrane.test", ingress.ip());
+    assert_eq!(truth.pass(&pool).await.unwrap(), 1, "the customer being deleted is not probed");
+    let stored = opencrane_fleet_db::dns_checks::of(&pool, "acme").await.unwrap();
+    assert_eq!(stored[0].record_state, "resolves");
+    assert_eq!(stored[0].record["expected"], ingress.ip().to_string());
+    assert_eq!(stored.len(), 2);
+    assert!(opencrane_fleet_db::dns_checks::of(&pool, "gone").await.unwrap().is_empty());
+
+    // The vanity domain goes: so does its row.
+    sqlx::query("UPDATE cluster_tenants SET vanity_domain = NULL WHERE name = 'acme'").execute(&pool).await.unwrap();
+    truth.refresh(&pool, "acme").await.unwrap();
+    assert_eq!(opencrane_fleet_db::dns_checks::of(&pool, "acme").await.unwrap().len(), 1);
+}
