@@ -157,7 +157,16 @@ fn the_silo_signs_in_with_its_organisation_client_chosen_by_host() {
     wait_for("the provider login page", || browser.url().starts_with(&issuer).then_some(()));
     sign_in_at_provider(&browser, &issuer, &silo, "eve");
     wait_for("the silo after sign-in", || browser.url().starts_with(&silo).then_some(()));
-    wait_for("the refusal for a non-member", || browser.page_text().contains("not a member").then_some(()));
+    // eve signed in through the organisation as a newcomer: the fleet admitted her as a member
+    // (a seat was free) and recorded the sign-in.
+    let members_url = format!("{}/api/v1/cluster-tenants/demo/members", server.fleet_url);
+    let token = format!("Bearer {}", server.token());
+    wait_for("eve admitted as a member at her first sign-in", || {
+        let (status, body) = opencrane_e2e::http("GET", &members_url, &[("Authorization", &token)], None);
+        let members: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let eve = members.as_array()?.iter().find(|m| m["subject"] == "eve")?.clone();
+        (status == 200 && eve["role"] == "member" && eve["lastSignInAt"].is_string()).then_some(())
+    });
 
     // The same person's cookie is useless on the fleet: sessions are per role and database.
     let cookie = session_cookie(&browser).expect("a silo session cookie");
