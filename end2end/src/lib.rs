@@ -69,13 +69,18 @@ fn find_on_path(names: &[&str]) -> Option<PathBuf> {
 }
 
 /// Polls `check` until it returns `Some`, or fails the test after [`TIMEOUT`].
-pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+pub fn wait_for<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    wait_explained(what, check, String::new)
+}
+
+/// [`wait_for`], and a timeout says what `explain` finds then (the page a browser is on).
+pub fn wait_explained<T>(what: &str, mut check: impl FnMut() -> Option<T>, explain: impl Fn() -> String) -> T {
     let deadline = Instant::now() + TIMEOUT;
     loop {
         if let Some(value) = check() {
             return value;
         }
-        assert!(Instant::now() < deadline, "timed out after {TIMEOUT:?} waiting for {what}");
+        assert!(Instant::now() < deadline, "timed out after {TIMEOUT:?} waiting for {what}{}", explain());
         thread::sleep(Duration::from_millis(100));
     }
 }
@@ -437,6 +442,14 @@ impl Browser {
     /// Navigates to `url` and waits for the page to load.
     pub fn goto(&self, url: &str) {
         self.call("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    /// [`wait_for`] on this page: a timeout names the URL and shows the page's text.
+    pub fn wait_for<T>(&self, what: &str, check: impl FnMut() -> Option<T>) -> T {
+        wait_explained(what, check, || {
+            let text: String = self.page_text().chars().take(2000).collect();
+            format!("\non {}:\n{text}", self.url())
+        })
     }
 
     /// The current URL.

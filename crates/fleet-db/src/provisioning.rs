@@ -191,6 +191,8 @@ pub async fn observe(db: impl PgExecutor<'_>, name: &str, status: &Observed<'_>)
                                       WHEN $10::float8 IS NOT NULL THEN now() + make_interval(secs => $10::float8)
                                       ELSE next_attempt_at END
            WHERE name = $1
+             -- A reconcile that began before a deletion was asked for never writes over it.
+             AND (deletion_requested_at IS NULL OR $3 = 'deleting')
              AND ((phase, message, bound_namespace, silo_url, provisioner) IS DISTINCT FROM ($3, $4, $5, $6, $7)
                   OR $10::float8 IS NOT NULL
                   OR ($8 AND (observed_generation IS DISTINCT FROM $2 OR failed_attempts <> 0
@@ -265,17 +267,28 @@ pub async fn rerun_step(db: impl PgExecutor<'_>, name: &str, step: &str) -> Resu
 /// Marks `name` for deletion: phase `deleting`, the teardown is the reconciler's. Idempotent.
 pub async fn request_deletion(db: impl PgExecutor<'_>, name: &str) -> Result<()> {
     // language=PostgreSQL
-    let done = sqlx::query!(
-        r#"UPDATE cluster_tenants
-           SET deletion_requested_at = coalesce(deletion_requested_at, now()), phase = 'deleting',
-               message = 'Deletion requested; tearing the silo down.', next_attempt_at = NULL,
-               failed_attempts = 0
-           WHERE name = $1"#,
+    // A step that failed or was waiting while the silo was provisioned is queued for the teardown,
+    // so a failure shown during a deletion is always the teardown's own.
+    let marked = sqlx::query_scalar!(
+        r#"WITH marked AS (
+               UPDATE cluster_tenants
+               SET deletion_requested_at = coalesce(deletion_requested_at, now()), phase = 'deleting',
+                   message = 'Deletion requested; tearing the silo down.', next_attempt_at = NULL,
+                   failed_attempts = 0
+               WHERE name = $1
+               RETURNING name),
+           queued AS (
+               UPDATE provisioning_steps
+               SET state = 'pending', reason = 'Queued', message = 'Waits for the teardown.', action = NULL,
+                   started_at = NULL, finished_at = NULL
+               WHERE cluster_tenant IN (SELECT name FROM marked) AND state IN ('failed', 'running')
+               RETURNING 1)
+           SELECT count(*) AS "marked!" FROM marked"#,
         name,
     )
-    .execute(db)
+    .fetch_one(db)
     .await?;
-    if done.rows_affected() == 0 {
+    if marked == 0 {
         return Err(opencrane_db::Error::NotFound);
     }
     Ok(())

@@ -449,4 +449,25 @@ mod provisioning_bookkeeping {
         assert!(provisioning::finish_deletion(&pool, "acme").await.unwrap());
         assert!(matches!(cluster_tenants::get(&pool, "acme").await, Err(DbError::NotFound)));
     }
+
+    /// A reconcile that was running when the deletion was asked for finishes after it: its status
+    /// must not put the phase back (the console would stop following the teardown) nor push the
+    /// teardown behind a backoff; a step failure from before the deletion is queued for the teardown.
+    #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+    async fn a_reconcile_that_ends_after_the_deletion_request_leaves_it_alone(pool: PgPool) {
+        seed(&pool, "acme").await;
+        provisioning::put_step(&pool, "acme", &step("failed")).await.unwrap();
+        provisioning::request_deletion(&pool, "acme").await.unwrap();
+        let steps = provisioning::steps(&pool, "acme").await.unwrap();
+        assert_eq!((steps[0].state.as_str(), steps[0].message.as_str()), ("pending", "Waits for the teardown."));
+        assert!(!provisioning::observe(&pool, "acme", &ready(1)).await.unwrap(), "converged late: no write");
+        let failed = Observed { phase: "failed", progress: Progress::Failed { retry_in_seconds: 3600 }, ..ready(1) };
+        assert!(!provisioning::observe(&pool, "acme", &failed).await.unwrap(), "failed late: no write");
+        let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+        assert_eq!((row.phase.as_str(), row.failed_attempts), ("deleting", 0));
+        assert_eq!(provisioning::due(&pool).await.unwrap().len(), 1, "the teardown is due at once");
+        let teardown = Observed { phase: "deleting", progress: Progress::Failed { retry_in_seconds: 60 }, ..ready(1) };
+        assert!(provisioning::observe(&pool, "acme", &teardown).await.unwrap(), "the teardown's own status is kept");
+        assert!(provisioning::due(&pool).await.unwrap().is_empty());
+    }
 }

@@ -106,7 +106,7 @@ fn a_customer_created_in_the_console_gets_a_working_silo_that_suspends_resumes_a
     browser.click(&browser.wait("input[name=termination-policy][value=Delete]"));
     browser.type_text(&browser.wait("#delete-confirm"), "e2e-prov");
     browser.click(&browser.wait(".dialog button[type=submit]"));
-    wait_for("the list after the teardown", || {
+    browser.wait_for("the list after the teardown", || {
         browser.url().contains("/cluster-tenants?deleted=e2e-prov").then_some(())
     });
     assert!(!database_exists(&server, "e2e-prov"), "terminationPolicy Delete drops the database");
@@ -145,7 +145,7 @@ fn deleting_with_retain_keeps_the_database() {
     assert_eq!(retain_checked, true);
     browser.type_text(&browser.wait("#delete-confirm"), "e2e-keep");
     browser.click(&browser.wait(".dialog button[type=submit]"));
-    wait_for("the list after the teardown", || {
+    browser.wait_for("the list after the teardown", || {
         browser.url().contains("/cluster-tenants?deleted=e2e-keep").then_some(())
     });
     assert!(database_exists(&server, "e2e-keep"), "terminationPolicy Retain keeps the database");

@@ -7,7 +7,11 @@ use leptos::{ev, html, prelude::*, task::spawn_local};
 use crate::{
     api::fleet::{delete_cluster_tenant, get_provisioning},
     error::AppError,
-    model::{fleet::cluster_tenant::TerminationPolicy, fleet::provisioning::StepState, href::url_encode},
+    model::{
+        fleet::cluster_tenant::{Phase, TerminationPolicy},
+        fleet::provisioning::StepState,
+        href::url_encode,
+    },
 };
 
 /// Follows the teardown from the dialog: shows how far it got, goes to the list when the
@@ -21,7 +25,10 @@ async fn follow_teardown(name: String, progress: RwSignal<Option<String>>) {
                 crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
                 return;
             }
-            Ok(view) if view.steps.iter().any(|s| s.state == StepState::Failed) => break,
+            // The deletion queues earlier failures, so a failed step while deleting is the teardown's.
+            Ok(view) if view.phase == Phase::Deleting && view.steps.iter().any(|s| s.state == StepState::Failed) => {
+                break;
+            }
             Ok(view) => {
                 let finished =
                     view.steps.iter().filter(|s| matches!(s.state, StepState::Removed | StepState::Retained)).count();
