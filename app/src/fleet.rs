@@ -19,6 +19,7 @@ use crate::{
             cluster_tenants::{
                 ClusterTenantDetail, ClusterTenantList, ClusterTenantMembers, EditClusterTenant, NewClusterTenant,
             },
+            dns::DnsPage,
             home::FleetHome,
             identity::IdentityPage,
         },
@@ -40,6 +41,7 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
         nav.push(NavItem { href: "/billing", label: "Billing" });
     }
     if principal.as_ref().is_some_and(|p| p.is_platform_operator) {
+        nav.push(NavItem { href: "/dns", label: "DNS" });
         nav.push(NavItem { href: "/identity", label: "Identity" });
     }
     if can(principal.as_ref(), Action::ReadFleetAudit) {
@@ -61,6 +63,7 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
                     <Route path=path!("/cluster-tenants/:name/edit") view=EditClusterTenant ssr=SsrMode::Async />
                     <Route path=path!("/cluster-tenants/:name/members") view=ClusterTenantMembers ssr=SsrMode::Async />
                     <Route path=path!("/billing") view=BillingPage ssr=SsrMode::Async />
+                    <Route path=path!("/dns") view=DnsPage ssr=SsrMode::Async />
                     <Route path=path!("/identity") view=IdentityPage ssr=SsrMode::Async />
                     <Route path=path!("/audit") view=|| view! { <AuditLogPage role=Role::Fleet /> } ssr=SsrMode::Async />
                     <Route path=path!("/sessions") view=|| view! { <SessionsPage role=Role::Fleet /> } ssr=SsrMode::Async />

@@ -55,6 +55,13 @@ pub enum Posted {
         /// The customer.
         cluster_tenant: String,
     },
+    /// Check a customer's DNS and certificates now.
+    DnsRefresh {
+        /// The customer.
+        cluster_tenant: String,
+        /// The page to go back to.
+        done: String,
+    },
     /// Rotate the fleet's Zitadel key to an uploaded one (the key never echoes back).
     ZitadelKey,
     /// A step of a two-phase key rotation.
@@ -230,7 +237,7 @@ mod server {
     use crate::{
         Role,
         api::{
-            fleet::{identity_rotation, reconcile_identity, rotate_zitadel_key},
+            fleet::{identity_rotation, reconcile_identity, refresh_customer_dns, rotate_zitadel_key},
             silo::create_token,
         },
         error::AppError,
@@ -265,6 +272,7 @@ mod server {
             | Posted::BillingAccount
             | Posted::Member { .. }
             | Posted::CancelInvitation { .. }
+            | Posted::DnsRefresh { .. }
             | Posted::ZitadelKey
             | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile => state.role() == Role::Fleet,
@@ -302,7 +310,7 @@ mod server {
             Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
             Posted::BillingAccount => key == "displayName",
             Posted::Member { .. } => members::shows(key),
-            Posted::CancelInvitation { .. } => false,
+            Posted::CancelInvitation { .. } | Posted::DnsRefresh { .. } => false,
             Posted::Token => key == "name",
             Posted::ZitadelKey => key == "serviceAccountKey",
             Posted::ZitadelRotation { .. } | Posted::ZitadelReconcile => false,
@@ -326,6 +334,10 @@ mod server {
                     members::save(cluster_tenant, lookup("subject"), lookup("email"), lookup("role"))
                         .await
                         .map(redirect)
+                }
+                Posted::DnsRefresh { cluster_tenant, done } => {
+                    refresh_customer_dns(cluster_tenant.clone()).await?;
+                    Ok(redirect(with_query(&local_path(&done), "checked", &cluster_tenant)))
                 }
                 Posted::CancelInvitation { cluster_tenant } => {
                     members::withdraw(cluster_tenant, lookup("email")).await.map(redirect)

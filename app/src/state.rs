@@ -21,6 +21,8 @@ pub struct FleetSettings {
     pub validation: ValidationContext,
     /// The Zitadel identity plane, when `ZITADEL_MGMT_API_URL` is set.
     pub identity: Option<crate::service::fleet::identity::IdentityRuntime>,
+    /// The DNS and certificate probes, when the base domain and the ingress address are known.
+    pub dns: Option<std::sync::Arc<opencrane_provision::dns_truth::DnsTruth>>,
 }
 
 /// The clustertenant-manager's settings.

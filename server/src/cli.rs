@@ -241,6 +241,61 @@ pub struct FleetArgs {
     /// Zitadel's Management API.
     #[command(flatten)]
     pub zitadel: ZitadelArgs,
+    /// The DNS and certificate probes.
+    #[command(flatten)]
+    pub dns_probe: DnsProbeArgs,
+}
+
+/// The probes of what DNS and TLS really serve for each customer (they run when the base domain
+/// and the ingress address are known).
+#[derive(Clone, Debug, Args)]
+pub struct DnsProbeArgs {
+    /// Nameservers the DNS probe asks (`ip` or `ip:port`, comma-separated); default: the
+    /// authoritative nameservers of the base domain (its NS records).
+    #[arg(long = "dns-probe-nameservers", env = "OPENCRANE_DNS_PROBE_NAMESERVERS", value_delimiter = ',', value_parser = parse_nameserver)]
+    pub nameservers: Vec<std::net::SocketAddr>,
+    /// Seconds between two passes over every customer (0: only on request).
+    #[arg(long = "dns-probe-interval-seconds", env = "OPENCRANE_DNS_PROBE_INTERVAL_SECONDS", default_value_t = 300)]
+    pub interval_seconds: u64,
+    /// Customers probed at once.
+    #[arg(long = "dns-probe-concurrency", env = "OPENCRANE_DNS_PROBE_CONCURRENCY", default_value_t = 8,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: u16,
+    /// The port the ingress serves TLS on (the served-certificate probe).
+    #[arg(long = "dns-probe-tls-port", env = "OPENCRANE_DNS_PROBE_TLS_PORT", default_value_t = 443)]
+    pub tls_port: u16,
+    /// Seconds each query or handshake may take.
+    #[arg(long = "dns-probe-timeout-seconds", env = "OPENCRANE_DNS_PROBE_TIMEOUT_SECONDS", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub timeout_seconds: u64,
+}
+
+impl DnsProbeArgs {
+    /// The probes' settings, when there is something to probe (a base domain and an ingress address).
+    pub fn settings(
+        &self,
+        base_domain: Option<&str>,
+        ingress_ip: Option<IpAddr>,
+    ) -> Option<opencrane_provision::dns_truth::DnsTruthSettings> {
+        Some(opencrane_provision::dns_truth::DnsTruthSettings {
+            base_domain: base_domain?.to_owned(),
+            ingress_ip: Some(ingress_ip?),
+            nameservers: self.nameservers.clone(),
+            tls_port: self.tls_port,
+            timeout: std::time::Duration::from_secs(self.timeout_seconds),
+            concurrency: usize::from(self.concurrency),
+            interval: std::time::Duration::from_secs(self.interval_seconds),
+        })
+    }
+}
+
+/// `ip` (port 53) or `ip:port`.
+fn parse_nameserver(value: &str) -> Result<std::net::SocketAddr, String> {
+    let value = value.trim();
+    value
+        .parse::<std::net::SocketAddr>()
+        .or_else(|_| value.parse::<IpAddr>().map(|ip| std::net::SocketAddr::new(ip, 53)))
+        .map_err(|_| format!("“{value}” is not a nameserver address such as 10.0.0.53 or 127.0.0.1:5353"))
 }
 
 /// The fleet's link to Zitadel's Management API (per-org apps, service-account key rotation).
@@ -426,6 +481,9 @@ pub struct DevArgs {
     /// state directory (`zitadel-key.json`) and preferred over the flag at the next start.
     #[command(flatten)]
     pub zitadel: ZitadelArgs,
+    /// The DNS and certificate probes (with `--platform-base-domain` and `--ingress-ip`).
+    #[command(flatten)]
+    pub dns_probe: DnsProbeArgs,
 }
 
 /// `deploy` flags.

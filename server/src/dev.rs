@@ -137,6 +137,9 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         settings.identity = Some(runtime);
         fleet::spawn_identity_loops(fleet.clone(), None, reconcile_interval);
     }
+    let (_stop_probes, probes_stop) = tokio::sync::watch::channel(false);
+    let dns = args.dns_probe.settings(args.platform_base_domain.as_deref(), args.cluster.ingress_ip);
+    fleet::attach_dns_probes(&mut fleet, dns, probes_stop);
 
     // The demo organisation's own client (per-host sign-in on `<demo>.<base>`), when configured.
     let org_client = args.silo_org_client_id.clone().filter(|_| sign_in).map(|client_id| {

@@ -173,6 +173,8 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     }
     spawn_session_sweeper(state.pool.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let dns = args.dns_probe.settings(args.platform_base_domain.as_deref(), args.cluster.ingress_ip);
+    attach_dns_probes(&mut state, dns, stop_rx.clone());
     let provisioning = match args.provisioner {
         ProvisionerKind::Local => {
             bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
@@ -205,6 +207,22 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     served
 }
 
+/// Attaches the DNS and certificate probes to the fleet (pages and `…/refresh` use them) and
+/// starts their background pass (unless its interval is 0).
+pub fn attach_dns_probes(
+    state: &mut AppState,
+    settings: Option<opencrane_provision::dns_truth::DnsTruthSettings>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let (Some(settings), RoleSettings::Fleet(fleet)) = (settings, &mut state.role) else { return };
+    let background = !settings.interval.is_zero();
+    let truth = std::sync::Arc::new(opencrane_provision::dns_truth::DnsTruth::new(settings));
+    fleet.dns = Some(truth.clone());
+    if background {
+        truth.spawn(state.pool.clone(), shutdown);
+    }
+}
+
 /// The fleet's state.
 pub fn fleet_state(
     leptos_options: LeptosOptions,
@@ -222,6 +240,7 @@ pub fn fleet_state(
             billing_enabled,
             validation: ValidationContext { base_domain, ..ValidationContext::default() },
             identity: None,
+            dns: None,
         }),
         sign_in,
         health: None,

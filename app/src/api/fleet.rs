@@ -137,6 +137,33 @@ pub async fn cancel_invitation(name: String, email: String) -> Result<(), AppErr
     respond(service::fleet::members::cancel_invitation(&state, &caller, &name, &email).await)
 }
 
+/// The DNS page: every customer's hosts as the probes last saw them (platform operators).
+#[server(prefix = "/api/fleet", endpoint = "dns/overview", input = Json)]
+pub async fn get_dns_overview() -> Result<crate::model::fleet::dns::DnsOverview, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::dns::overview(&state, &caller).await)
+}
+
+/// One customer's hosts as last checked.
+#[server(prefix = "/api/fleet", endpoint = "dns/of", input = Json)]
+pub async fn get_customer_dns(name: String) -> Result<crate::model::fleet::dns::CustomerDns, AppError> {
+    let (state, caller) = request_context()?;
+    let hosts = service::fleet::dns::of(&state, &caller, &name).await;
+    respond(
+        hosts.map(|hosts| crate::model::fleet::dns::CustomerDns {
+            probing: service::fleet::dns::probing(&state),
+            hosts,
+        }),
+    )
+}
+
+/// Checks one customer's DNS and certificates now.
+#[server(prefix = "/api/fleet", endpoint = "dns/refresh", input = Json)]
+pub async fn refresh_customer_dns(name: String) -> Result<Vec<crate::model::fleet::dns::DnsHostView>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::dns::refresh(&state, &caller, &name).await)
+}
+
 /// The identity page: the Zitadel key in use, its health, the rotation under way.
 #[server(prefix = "/api/fleet", endpoint = "identity/overview", input = Json)]
 pub async fn get_identity_overview() -> Result<IdentityOverview, AppError> {

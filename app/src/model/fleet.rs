@@ -1,9 +1,10 @@
 //! Wire types of the fleet-manager: customers (ClusterTenants) with their validation, form and
 //! list; their members; their provisioning checklist; billing accounts; the fleet's Zitadel
-//! identity plane (service-account key and rotation).
+//! identity plane (service-account key and rotation); what DNS and TLS serve for each customer.
 
 pub mod billing;
 pub mod cluster_tenant;
+pub mod dns;
 pub mod identity;
 pub mod members;
 pub mod provisioning;

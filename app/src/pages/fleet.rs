@@ -2,5 +2,6 @@
 
 pub mod billing;
 pub mod cluster_tenants;
+pub mod dns;
 pub mod home;
 pub mod identity;

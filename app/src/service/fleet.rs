@@ -3,5 +3,6 @@
 
 pub mod billing;
 pub mod cluster_tenants;
+pub mod dns;
 pub mod identity;
 pub mod members;

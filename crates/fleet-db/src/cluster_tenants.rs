@@ -451,3 +451,14 @@ pub async fn names_to_probe(db: impl PgExecutor<'_>) -> Result<Vec<String>> {
         .fetch_all(db)
         .await?)
 }
+
+/// `(name, display name)` of every ClusterTenant not being deleted, by name (the DNS page).
+pub async fn names_and_display_names(db: impl PgExecutor<'_>) -> Result<Vec<(String, String)>> {
+    // language=PostgreSQL
+    let rows = sqlx::query!(
+        "SELECT name, display_name FROM cluster_tenants WHERE deletion_requested_at IS NULL ORDER BY name"
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.name, r.display_name)).collect())
+}

@@ -132,7 +132,9 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     browser.type_text(&input, "e");
     wait_for("the delete button to enable", || browser.enabled(&confirm_button).then_some(()));
     browser.click(&confirm_button);
-    browser.wait_for("the list after delete", || browser.url().contains("/cluster-tenants?deleted=e2e-acme").then_some(()));
+    browser.wait_for("the list after delete", || {
+        browser.url().contains("/cluster-tenants?deleted=e2e-acme").then_some(())
+    });
     assert!(browser.page_text().contains("was deleted"));
     assert!(browser.find("a[href='/cluster-tenants/e2e-acme']").is_none(), "the row is gone");
 

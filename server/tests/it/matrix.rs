@@ -121,6 +121,9 @@ fn fleet_routes() -> Vec<Route> {
         ),
         route(Method::POST, "/api/fleet/members/remove", Some(r#"{"name":"{name}","subject":"sam"}"#), ClusterTenant),
         route(Method::POST, "/api/fleet/members/invitations", Some(r#"{"name":"{name}"}"#), ClusterTenant),
+        route(Method::POST, "/api/fleet/dns/of", Some(r#"{"name":"{name}"}"#), ClusterTenant),
+        route(Method::POST, "/api/fleet/dns/refresh", Some(r#"{"name":"{name}"}"#), ClusterTenant),
+        route(Method::POST, "/api/fleet/dns/overview", Some("{}"), Operator),
         route(
             Method::POST,
             "/api/fleet/members/invite",
@@ -157,6 +160,7 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/cluster-tenants/{name}/status", None, ClusterTenant),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/provisioning", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/retry", Some("{}"), ClusterTenant),
+        route(Method::POST, "/api/v1/cluster-tenants/{name}/refresh", None, ClusterTenant),
         route(Method::POST, "/api/v1/cluster-tenants/{name}/silo-credential/rotate", None, OperatorField),
         route(Method::GET, "/api/v1/cluster-tenants/{name}/members", None, ClusterTenant),
         route(

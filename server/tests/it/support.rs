@@ -89,6 +89,11 @@ fn router(state: AppState, dev_identity: bool, scope: Scope) -> Router {
     )
 }
 
+/// A loopback port nothing listens on (bound once, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 /// A response, read fully.
 pub struct Reply {
     pub status: StatusCode,

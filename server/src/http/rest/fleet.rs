@@ -36,6 +36,7 @@ pub fn cluster_tenant_routes() -> Router<AppState> {
         .route("/cluster-tenants/{name}/status", get(status))
         .route("/cluster-tenants/{name}/provisioning", get(provisioning))
         .route("/cluster-tenants/{name}/retry", axum::routing::post(retry))
+        .route("/cluster-tenants/{name}/refresh", axum::routing::post(refresh))
         .route("/cluster-tenants/{name}/silo-credential/rotate", axum::routing::post(rotate_silo_credential))
         .route("/cluster-tenants/{name}/members", get(members).post(add_member))
         .route("/cluster-tenants/{name}/members/{subject}", axum::routing::delete(remove_member))
@@ -312,6 +313,20 @@ async fn retry(
 ) -> Result<Response, ApiError> {
     service::fleet::cluster_tenants::retry(&state, &caller, &name, req.step).await.api(&caller)?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "name": name, "status": "retrying" }))).into_response())
+}
+
+/// `POST /cluster-tenants/{name}/refresh`: checks the customer's DNS records and served
+/// certificates now → `{name, phase, probing, dns: [host…]}` (`probing: false`: the fleet has no
+/// base domain or ingress address, nothing is checked).
+async fn refresh(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let dns = service::fleet::dns::refresh(&state, &caller, &name).await.api(&caller)?;
+    let ct = service::fleet::cluster_tenants::get(&state, &caller, &name).await.api(&caller)?;
+    let probing = service::fleet::dns::probing(&state);
+    Ok(Json(json!({ "name": name, "phase": ct.status.phase, "probing": probing, "dns": dns })).into_response())
 }
 
 /// `POST /cluster-tenants/{name}/silo-credential/rotate`: revokes the silo's credential now; the

@@ -156,6 +156,14 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
                     200,
                     schema("Member"),
                 ),
+                op(
+                    "post",
+                    "/cluster-tenants/{name}/refresh",
+                    "Check the customer's DNS records (at the zone's authoritative nameservers) and the certificates its hosts serve now (probing: false when the fleet has no base domain or ingress address: nothing is checked)",
+                    None,
+                    200,
+                    json!({ "type": "object", "properties": { "name": { "type": "string" }, "phase": { "type": "string" }, "probing": { "type": "boolean" }, "dns": { "type": "array", "items": schema("DnsHost") } } }),
+                ),
                 Operation {
                     method: "post",
                     path: "/cluster-tenants/{name}/retry",
@@ -352,6 +360,24 @@ fn components() -> Value {
                     "subject": { "type": "string", "maxLength": 255 },
                     "email": { "type": "string", "format": "email", "maxLength": 254 },
                     "role": { "type": "string", "description": "owner, admin or member (Owner/Admin/Member accepted); default member" }
+                }
+            },
+            "DnsHost": {
+                "type": "object",
+                "properties": {
+                    "host": { "type": "string" },
+                    "kind": { "enum": ["canonical", "vanity"] },
+                    "recordState": { "enum": ["resolves", "missing", "wrongAddress", "unreachable"] },
+                    "expected": { "type": ["string", "null"] },
+                    "got": { "type": "array", "items": { "type": "string" } },
+                    "ownership": { "type": ["string", "null"], "description": "external-dns's TXT ownership record" },
+                    "certHealth": { "enum": ["valid", "expiring", "expired", "wrongName", "unreachable", null] },
+                    "certIssuer": { "type": ["string", "null"] },
+                    "certNames": { "type": "array", "items": { "type": "string" } },
+                    "certNotAfter": { "type": ["string", "null"], "format": "date-time" },
+                    "certDaysLeft": { "type": ["integer", "null"] },
+                    "problem": { "type": ["string", "null"] },
+                    "checkedAt": { "type": "string", "format": "date-time" }
                 }
             },
             "Invitation": {

@@ -132,6 +132,7 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
                 </dl>
             </section>
             <SignInOrganisation ids=ct.zitadel.clone() />
+            <CustomerDnsCard name=ct.name.clone() />
             <section class="card" aria-labelledby="spec-h">
                 <h2 id="spec-h">"Desired state"</h2>
                 <dl class="props">
@@ -168,6 +169,31 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
 }
 
 /// The customer's own sign-in organisation in Zitadel (the identity step's ids).
+/// The customer's DNS record and served certificate, with *Check now*.
+#[component]
+fn CustomerDnsCard(name: String) -> impl IntoView {
+    let done = format!("/cluster-tenants/{}", crate::model::href::url_encode(&name));
+    view! {
+        <section class="card" aria-labelledby="dns-h">
+            <h2 id="dns-h">"DNS and certificate"</h2>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || {
+                    let (name, done) = (name.clone(), done.clone());
+                    Suspend::new(async move {
+                        match crate::api::fleet::get_customer_dns(name.clone()).await {
+                            Ok(dns) => view! {
+                                <crate::pages::fleet::dns::DnsHosts hosts=dns.hosts cluster_tenant=name done probing=dns.probing />
+                            }
+                            .into_any(),
+                            Err(error) => view! { <ErrorView error /> }.into_any(),
+                        }
+                    })
+                }}
+            </Suspense>
+        </section>
+    }
+}
+
 #[component]
 fn SignInOrganisation(ids: Option<crate::model::fleet::cluster_tenant::ZitadelIds>) -> impl IntoView {
     let dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
