@@ -327,6 +327,15 @@ class Charts(unittest.TestCase):
         self.assertEqual(env["ZITADEL_MGMT_SECRET_NAME"]["value"], "zitadel-sa")
         self.assertEqual(env["ZITADEL_RECONCILE_INTERVAL_MS"]["value"], "600000")
         self.assertEqual(env["DATABASE_URL"]["valueFrom"]["secretKeyRef"], {"name": "opencrane-fleet-db-app", "key": "uri"})
+        self.assertEqual(env["OPENCRANE_DNS_PROBE_INTERVAL_SECONDS"]["value"], "300")
+        self.assertEqual(env["OPENCRANE_DNS_PROBE_CONCURRENCY"]["value"], "8")
+        self.assertNotIn("OPENCRANE_DNS_PROBE_NAMESERVERS", env, "default: the base domain's NS records")
+        probed = dict(FLEET_PROFILES["everything-enabled"])
+        probed["fleetManager"] = {**probed.get("fleetManager", {}), "dnsProbe": {"nameservers": ["10.0.0.53", "10.0.0.54:5353"]}}
+        objects, _ = render(FLEET, probed, FLEET_NS)
+        deployment = next(o for o in objects if o["kind"] == "Deployment")
+        env = env_of(deployment["spec"]["template"]["spec"]["containers"][0])
+        self.assertEqual(env["OPENCRANE_DNS_PROBE_NAMESERVERS"]["value"], "10.0.0.53,10.0.0.54:5353")
         # Off by default: billing and the CT API follow their flags.
         objects, _ = render(FLEET, FLEET_PROFILES["everything-disabled"], FLEET_NS)
         deployment = next(o for o in objects if o["kind"] == "Deployment")
