@@ -189,7 +189,9 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     let backend: Arc<dyn opencrane_provision::Backend> = match args.provisioner {
         ProvisionerKind::Local => local.clone(),
         ProvisionerKind::Kubernetes => {
-            match provisioner::kubernetes_backend(args.platform_base_domain.as_deref(), None, &args.cluster).await {
+            let truth = fleet.fleet().ok().and_then(|f| f.dns.clone());
+            let base = args.platform_base_domain.as_deref();
+            match provisioner::kubernetes_backend(base, None, &args.cluster, truth).await {
                 Ok(backend) => backend,
                 Err(unavailable) => Arc::new(unavailable),
             }

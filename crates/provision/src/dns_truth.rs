@@ -75,6 +75,21 @@ impl DnsTruth {
         }
     }
 
+    /// Asks the platform zone's nameservers about one host (the provisioning `dns` step's wait);
+    /// `None` without an ingress address.
+    pub async fn check_record(&self, host: &str) -> Option<RecordCheck> {
+        let ingress = self.settings.ingress_ip?;
+        Some(match self.probes().await {
+            Ok((platform, _)) => platform.check(host, ingress).await,
+            Err(error) => RecordCheck {
+                host: host.to_owned(),
+                expected: ingress,
+                state: crate::probe::dns::RecordState::Unreachable { error },
+                ownership: None,
+            },
+        })
+    }
+
     /// Checks one customer's hosts now (nothing is stored). Empty without an ingress address.
     pub async fn check(&self, name: &str, vanity: Option<&str>) -> Vec<DnsCheckRow> {
         let Some(ingress) = self.settings.ingress_ip else { return Vec::new() };

@@ -57,6 +57,9 @@ pub struct KubernetesSettings {
     pub helm_timeout: String,
     /// Where a silo's manager answers inside the cluster; `{namespace}` is replaced.
     pub readiness_url: String,
+    /// The fleet's DNS probes: with them, the `dns` step waits until the customer's record
+    /// resolves to the ingress address at the zone's nameservers.
+    pub dns_truth: Option<std::sync::Arc<crate::dns_truth::DnsTruth>>,
 }
 
 impl KubernetesSettings {
@@ -70,6 +73,7 @@ impl KubernetesSettings {
             tools: opencrane_deploy::run::Tools::resolve(None, None, None),
             helm_timeout: "10m".into(),
             readiness_url: "http://opencrane-silo-manager.{namespace}.svc.cluster.local:8080".into(),
+            dns_truth: None,
         }
     }
 }

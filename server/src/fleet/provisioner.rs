@@ -63,6 +63,7 @@ pub async fn kubernetes_backend(
     base_domain: Option<&str>,
     fleet_namespace: Option<&str>,
     args: &crate::cli::ClusterArgs,
+    dns_truth: Option<Arc<opencrane_provision::dns_truth::DnsTruth>>,
 ) -> Result<Arc<KubernetesBackend>, ProvisioningUnavailable> {
     let Some(base_domain) = base_domain else {
         return Err(ProvisioningUnavailable {
@@ -83,7 +84,8 @@ pub async fn kubernetes_backend(
     cluster.ingress_ip = args.ingress_ip;
     cluster.fleet_service_account = (namespace.clone(), args.service_account.clone());
     cluster.installer_role = args.silo_installer_role.clone();
-    let settings = KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
+    let mut settings = KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
+    settings.dns_truth = dns_truth;
     Ok(Arc::new(KubernetesBackend::new(client, settings)))
 }
 

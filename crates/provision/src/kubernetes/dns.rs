@@ -1,5 +1,8 @@
 //! Step `dns`: the DNSEndpoint `<name>.<base>` (when an ingress address is configured) and the
-//! vanity Certificate (when a vanity domain is set); what is no longer wanted is deleted.
+//! vanity Certificate (when a vanity domain is set); what is no longer wanted is deleted. With the
+//! fleet's DNS probes, the step then waits (not a failure) until the record resolves to the ingress
+//! address at the zone's authoritative nameservers; the reconciler turns a wait longer than its
+//! limit into a failure with the message below.
 
 use super::KubernetesBackend;
 use crate::{
@@ -35,6 +38,22 @@ impl KubernetesBackend {
                 _ => format!("certificate for {}", desired.vanity_domain.clone().unwrap_or_default()),
             })
             .collect();
+        if let (Some(truth), Some(_)) = (&self.settings.dns_truth, self.settings.cluster.ingress_ip) {
+            let host = self.settings.cluster.host(desired);
+            if let Some(check) = truth.check_record(&host).await
+                && !check.state.is_resolved()
+            {
+                return Ok(StepSuccess::waiting(
+                    "WaitingForDns",
+                    format!(
+                        "Applied the DNS record; waiting for {host} to resolve to {} at the zone's nameservers \
+                         (now: {}). external-dns publishes it; check its logs if this lasts.",
+                        check.expected,
+                        check.state.describe()
+                    ),
+                ));
+            }
+        }
         Ok(StepSuccess::done("Applied", what.join(" and ")))
     }
 

@@ -46,6 +46,24 @@ impl RecordState {
             Self::Unreachable { .. } => "unreachable",
         }
     }
+
+    /// The wait is over: the name answers with the expected address.
+    pub fn is_resolved(&self) -> bool {
+        matches!(self, Self::Resolves)
+    }
+
+    /// The state in words (what a waiting step says it sees).
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Resolves => "resolves".to_owned(),
+            Self::Missing => "no address yet".to_owned(),
+            Self::WrongAddress { got } => {
+                let got: Vec<String> = got.iter().map(ToString::to_string).collect();
+                format!("answers {}", got.join(", "))
+            }
+            Self::Unreachable { error } => format!("nameservers unreachable: {error}"),
+        }
+    }
 }
 
 /// The answer to one address query, as the probe saw it.

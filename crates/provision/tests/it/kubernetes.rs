@@ -53,6 +53,11 @@ struct Rig {
 }
 
 async fn rig(test: &str) -> Rig {
+    rig_with(test, None).await
+}
+
+/// A rig whose `dns` step asks these probes whether the record resolves.
+async fn rig_with(test: &str, dns_truth: Option<Arc<opencrane_provision::dns_truth::DnsTruth>>) -> Rig {
     let fake = FakeApiServer::start().await.unwrap();
     let client = client_for(&fake.url(), Duration::from_secs(1)).unwrap();
     let fakes = Fakes::new(test);
@@ -63,6 +68,7 @@ async fn rig(test: &str) -> Rig {
     let mut settings = KubernetesSettings::new(cluster, "opencrane-system", charts);
     settings.tools = fakes.tools();
     settings.readiness_url = silo_stand_in(ready.clone()).await;
+    settings.dns_truth = dns_truth;
     let backend = KubernetesBackend::new(client.clone(), settings);
     // Events about cluster-scoped objects go to `default`, which a cluster always has.
     let default: k8s_openapi::api::core::v1::Namespace =
@@ -454,4 +460,56 @@ async fn the_resource_mirrors_the_fleet_database_and_is_held_until_the_teardown_
         .unwrap();
     assert_eq!(database["regarding"]["kind"], "ClusterTenant");
     assert!(database["note"].as_str().unwrap().contains("CloudNativePG"), "{database}");
+}
+
+/// With the fleet's DNS probes, the `dns` step waits (a running step saying what it sees, not a
+/// failure) until the record resolves at the zone's nameservers: a real BIND 9 on loopback, the
+/// record added with an RFC 2136 update as external-dns' rfc2136 provider would.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_dns_step_waits_until_the_record_resolves(pool: PgPool) {
+    use opencrane_provision::{
+        dns_truth::{DnsTruth, DnsTruthSettings},
+        probe::bind::Bind,
+    };
+    let bind = Bind::start("example.com").unwrap();
+    let truth = DnsTruth::new(DnsTruthSettings {
+        base_domain: "example.com".into(),
+        ingress_ip: Some("203.0.113.7".parse().unwrap()),
+        nameservers: vec![bind.addr],
+        tls_port: 443,
+        timeout: Duration::from_secs(2),
+        concurrency: 1,
+        interval: Duration::ZERO,
+    });
+    let rig = rig_with("dns-wait", Some(Arc::new(truth))).await;
+    seed(&pool, "acme", "Delete").await;
+    let mut waited = false;
+    for _ in 0..6 {
+        match reconcile(&pool, &rig.backend, "acme").await.unwrap() {
+            Outcome::Waiting(StepId::Database) => database_comes_up(&rig.client, "acme").await,
+            Outcome::Waiting(StepId::Dns) => {
+                waited = true;
+                break;
+            }
+            other => panic!("expected the dns step to wait for the record, got {other:?}"),
+        }
+    }
+    assert!(waited, "the dns step never waited");
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    let dns = steps.iter().find(|s| s.step == "dns").unwrap();
+    assert_eq!((dns.state.as_str(), dns.reason.as_str()), ("running", "WaitingForDns"), "{dns:?}");
+    assert!(dns.message.contains("acme.example.com") && dns.message.contains("no address yet"), "{}", dns.message);
+    assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap().failed_attempts, 0, "a wait is no failure");
+
+    bind.set_address("acme.example.com", "198.51.100.9".parse().unwrap());
+    assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Waiting(StepId::Dns));
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    let dns = steps.iter().find(|s| s.step == "dns").unwrap();
+    assert!(dns.message.contains("answers 198.51.100.9"), "a wrong address is named: {}", dns.message);
+
+    bind.set_address("acme.example.com", "203.0.113.7".parse().unwrap());
+    let seen = until_converged(&pool, &rig, "acme").await;
+    assert_eq!(seen.last(), Some(&Outcome::Converged));
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    assert_eq!(steps.iter().find(|s| s.step == "dns").unwrap().state, "done");
 }
