@@ -238,7 +238,7 @@ impl Backend for KubernetesBackend {
             StepId::Quota => self.converge_quota(desired).await,
             StepId::NetworkPolicy => self.converge_network_policy(desired).await,
             StepId::Database => self.converge_database(desired).await,
-            StepId::Dns => self.converge_dns(desired).await,
+            StepId::Dns => self.converge_dns(desired, done_before).await,
             StepId::Release => self.converge_release(desired, done_before).await,
             StepId::Readiness => self.converge_readiness(desired).await,
             StepId::Identity => Ok(crate::reconcile::not_a_backend_step()),

@@ -7,12 +7,15 @@
 use super::KubernetesBackend;
 use crate::{
     build,
+    probe::dns::RecordState,
     reconcile::{StepFailure, StepSuccess, Teardown},
     spec::Desired,
 };
 
 impl KubernetesBackend {
-    pub(super) async fn converge_dns(&self, desired: &Desired) -> Result<StepSuccess, StepFailure> {
+    /// `done_before`: the step already finished for this generation, so a routine reconcile does not
+    /// wait again (a Ready silo never goes back to provisioning over a slow nameserver).
+    pub(super) async fn converge_dns(&self, desired: &Desired, done_before: bool) -> Result<StepSuccess, StepFailure> {
         let ns = desired.namespace();
         let objects = build::dns(desired, &self.settings.cluster);
         for object in &objects {
@@ -38,23 +41,31 @@ impl KubernetesBackend {
                 _ => format!("certificate for {}", desired.vanity_domain.clone().unwrap_or_default()),
             })
             .collect();
-        if let (Some(truth), Some(_)) = (&self.settings.dns_truth, self.settings.cluster.ingress_ip) {
+        let mut applied = what.join(" and ");
+        if let (Some(truth), Some(_), false) = (&self.settings.dns_truth, self.settings.cluster.ingress_ip, done_before)
+        {
             let host = self.settings.cluster.host(desired);
-            if let Some(check) = truth.check_record(&host).await
-                && !check.state.is_resolved()
-            {
-                return Ok(StepSuccess::waiting(
-                    "WaitingForDns",
-                    format!(
-                        "Applied the DNS record; waiting for {host} to resolve to {} at the zone's nameservers \
+            match truth.check_record(&host).await.map(|c| (c.expected, c.state)) {
+                // The fleet cannot ask the nameservers: that is the probe's problem (the DNS page
+                // shows it), not a reason to hold the silo back.
+                Some((_, RecordState::Unreachable { error })) => {
+                    applied.push_str(&format!("; the record could not be checked ({error})"));
+                }
+                Some((expected, state)) if !state.is_resolved() => {
+                    return Ok(StepSuccess::waiting(
+                        "WaitingForDns",
+                        format!(
+                            "Applied the DNS record; waiting for {host} to resolve to {} at the zone's nameservers \
                          (now: {}). external-dns publishes it; check its logs if this lasts.",
-                        check.expected,
-                        check.state.describe()
-                    ),
-                ));
+                            expected,
+                            state.describe()
+                        ),
+                    ));
+                }
+                _ => {}
             }
         }
-        Ok(StepSuccess::done("Applied", what.join(" and ")))
+        Ok(StepSuccess::done("Applied", applied))
     }
 
     pub(super) async fn remove_dns(&self, name: &str) -> Result<Teardown, StepFailure> {

@@ -512,4 +512,17 @@ async fn the_dns_step_waits_until_the_record_resolves(pool: PgPool) {
     assert_eq!(seen.last(), Some(&Outcome::Converged));
     let steps = provisioning::steps(&pool, "acme").await.unwrap();
     assert_eq!(steps.iter().find(|s| s.step == "dns").unwrap().state, "done");
+
+    // Once done for this generation, a routine reconcile does not wait again.
+    bind.delete("acme.example.com");
+    assert_eq!(reconcile(&pool, &rig.backend, "acme").await.unwrap(), Outcome::Converged);
+
+    // Nameservers the fleet cannot ask do not hold a new silo back; the step says so.
+    let mut bind = bind;
+    bind.stop();
+    seed(&pool, "beta", "Delete").await;
+    assert_eq!(until_converged(&pool, &rig, "beta").await.last(), Some(&Outcome::Converged));
+    let steps = provisioning::steps(&pool, "beta").await.unwrap();
+    let dns = steps.iter().find(|s| s.step == "dns").unwrap();
+    assert!(dns.message.contains("could not be checked"), "{}", dns.message);
 }
