@@ -62,6 +62,8 @@ pub enum Posted {
         /// The page to go back to.
         done: String,
     },
+    /// Configure the platform's certificate issuer (its token never echoes back).
+    PlatformDns,
     /// Rotate the fleet's Zitadel key to an uploaded one (the key never echoes back).
     ZitadelKey,
     /// A step of a two-phase key rotation.
@@ -237,7 +239,9 @@ mod server {
     use crate::{
         Role,
         api::{
-            fleet::{identity_rotation, reconcile_identity, refresh_customer_dns, rotate_zitadel_key},
+            fleet::{
+                identity_rotation, reconcile_identity, refresh_customer_dns, rotate_zitadel_key, save_platform_dns,
+            },
             silo::create_token,
         },
         error::AppError,
@@ -245,9 +249,15 @@ mod server {
             fleet::{billing_account, cluster_tenant_editor, members},
             silo::portal_form,
         },
-        model::{fleet::cluster_tenant::ClusterTenantForm, session::NewAccessTokenRequest},
+        model::{
+            fleet::{cluster_tenant::ClusterTenantForm, dns::PlatformDnsForm},
+            session::NewAccessTokenRequest,
+        },
         state::AppState,
     };
+
+    /// The issuer form's fields (a message for another field goes above the form).
+    const PLATFORM_DNS_FIELDS: &[&str] = &["provider", "zone", "email", "server", "apiToken", "solverConfig"];
 
     /// How a posted form was answered.
     pub enum Outcome {
@@ -273,6 +283,7 @@ mod server {
             | Posted::Member { .. }
             | Posted::CancelInvitation { .. }
             | Posted::DnsRefresh { .. }
+            | Posted::PlatformDns
             | Posted::ZitadelKey
             | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile => state.role() == Role::Fleet,
@@ -281,16 +292,15 @@ mod server {
             return None;
         }
         let form = field(FORM).unwrap_or_default();
-        // A posted key is a secret: it is used, never echoed back into the page.
-        let fields: Vec<(String, String)> = values
-            .iter()
-            .filter(|(k, _)| {
-                let secret = posted == Posted::ZitadelKey && k == "serviceAccountKey";
-                !k.starts_with('_') && !secret
-            })
-            .cloned()
-            .collect();
-        let secret = values.iter().find(|(k, _)| k == "serviceAccountKey").map(|(_, v)| v.clone()).unwrap_or_default();
+        // A posted key or token is a secret: it is used, never echoed back into the page.
+        let secret_key = match posted {
+            Posted::ZitadelKey => Some("serviceAccountKey"),
+            Posted::PlatformDns => Some("apiToken"),
+            _ => None,
+        };
+        let fields: Vec<(String, String)> =
+            values.iter().filter(|(k, _)| !k.starts_with('_') && Some(k.as_str()) != secret_key).cloned().collect();
+        let secret = secret_key.and_then(field).unwrap_or_default();
         let echo = FormEcho { form: form.clone(), values: fields.clone(), ..FormEcho::default() };
         let lookup = |key: &str| echo.value(key).unwrap_or_default();
 
@@ -313,6 +323,7 @@ mod server {
             Posted::CancelInvitation { .. } | Posted::DnsRefresh { .. } => false,
             Posted::Token => key == "name",
             Posted::ZitadelKey => key == "serviceAccountKey",
+            Posted::PlatformDns => PLATFORM_DNS_FIELDS.contains(&key),
             Posted::ZitadelRotation { .. } | Posted::ZitadelReconcile => false,
         };
         let redirect = |href: String| Outcome::Redirect(href);
@@ -341,6 +352,17 @@ mod server {
                 }
                 Posted::CancelInvitation { cluster_tenant } => {
                     members::withdraw(cluster_tenant, lookup("email")).await.map(redirect)
+                }
+                Posted::PlatformDns => {
+                    let form = PlatformDnsForm {
+                        provider: lookup("provider"),
+                        zone: lookup("zone"),
+                        email: lookup("email"),
+                        server: lookup("server"),
+                        api_token: secret.clone(),
+                        solver_config: lookup("solverConfig"),
+                    };
+                    save_platform_dns(form).await.map(|_| redirect("/dns?saved=issuer".to_owned()))
                 }
                 Posted::ZitadelKey => {
                     rotate_zitadel_key(secret).await.map(|_| redirect(with_query("/identity", "saved", &form)))

@@ -23,6 +23,8 @@ pub struct FleetSettings {
     pub identity: Option<crate::service::fleet::identity::IdentityRuntime>,
     /// The DNS and certificate probes, when the base domain and the ingress address are known.
     pub dns: Option<std::sync::Arc<opencrane_provision::dns_truth::DnsTruth>>,
+    /// The platform's certificate issuer on the cluster, when the fleet reaches a Kubernetes API.
+    pub platform_dns: Option<std::sync::Arc<opencrane_provision::platform_dns::cluster::PlatformDns>>,
 }
 
 /// The clustertenant-manager's settings.

@@ -65,6 +65,33 @@ pub struct ClusterArgs {
     /// This replica's name in leader election (the pod name); random when unset.
     #[arg(long = "pod-name", env = "POD_NAME")]
     pub pod_name: Option<String>,
+    /// The cert-manager ClusterIssuer customers' certificates are requested from (the fleet
+    /// chart's certManager.issuerName).
+    #[arg(long = "cert-issuer-name", env = "OPENCRANE_CERT_ISSUER_NAME", default_value = "opencrane-issuer")]
+    pub cert_issuer_name: String,
+    /// cert-manager's namespace, where the DNS-01 solver's Secret goes.
+    #[arg(long = "cert-manager-namespace", env = "CERT_MANAGER_NAMESPACE", default_value = "cert-manager")]
+    pub cert_manager_namespace: String,
+    /// The fleet manages the issuer (`/dns`, `PUT /api/v1/platform/dns`); the chart sets it with
+    /// certManager.createIssuer=fleet. Otherwise the issuer is only shown.
+    #[arg(long = "manage-issuer", env = "OPENCRANE_MANAGE_ISSUER", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
+    pub manage_issuer: bool,
+    /// The ingress class of the issuer's HTTP-01 solver, for customers' vanity hosts (unset:
+    /// DNS-01 only).
+    #[arg(long = "ingress-class", env = "OPENCRANE_INGRESS_CLASS")]
+    pub ingress_class: Option<String>,
+}
+
+impl ClusterArgs {
+    /// The platform issuer's settings.
+    pub fn issuer_settings(&self) -> opencrane_provision::platform_dns::IssuerSettings {
+        opencrane_provision::platform_dns::IssuerSettings {
+            issuer_name: self.cert_issuer_name.clone(),
+            cert_manager_namespace: self.cert_manager_namespace.clone(),
+            managed: self.manage_issuer,
+            ingress_class: self.ingress_class.clone().filter(|c| !c.trim().is_empty()),
+        }
+    }
 }
 
 /// `provision-render` flags.

@@ -175,6 +175,11 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let dns = args.dns_probe.settings(args.platform_base_domain.as_deref(), args.cluster.ingress_ip);
     attach_dns_probes(&mut state, dns, stop_rx.clone());
+    attach_platform_dns(
+        &mut state,
+        args.cluster.issuer_settings(),
+        opencrane_provision::kubernetes::default_client().await.ok(),
+    );
     let provisioning = match args.provisioner {
         ProvisionerKind::Local => {
             bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
@@ -224,6 +229,18 @@ pub fn attach_dns_probes(
     }
 }
 
+/// Attaches the platform's certificate issuer (`/dns`, `/api/v1/platform/dns`) on `client`'s
+/// cluster; without a client the page says there is no cluster.
+pub fn attach_platform_dns(
+    state: &mut AppState,
+    settings: opencrane_provision::platform_dns::IssuerSettings,
+    client: Option<kube::Client>,
+) {
+    let (Some(client), RoleSettings::Fleet(fleet)) = (client, &mut state.role) else { return };
+    let plane = opencrane_provision::platform_dns::cluster::PlatformDns::new(client, settings);
+    fleet.platform_dns = Some(std::sync::Arc::new(plane));
+}
+
 /// The fleet's state.
 pub fn fleet_state(
     leptos_options: LeptosOptions,
@@ -242,6 +259,7 @@ pub fn fleet_state(
             validation: ValidationContext { base_domain, ..ValidationContext::default() },
             identity: None,
             dns: None,
+            platform_dns: None,
         }),
         sign_in,
         health: None,

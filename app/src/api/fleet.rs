@@ -164,6 +164,26 @@ pub async fn refresh_customer_dns(name: String) -> Result<Vec<crate::model::flee
     respond(service::fleet::dns::refresh(&state, &caller, &name).await)
 }
 
+/// The platform's certificate issuer as the cluster has it (platform operators).
+#[server(prefix = "/api/fleet", endpoint = "dns/issuer", input = Json)]
+pub async fn get_platform_dns() -> Result<crate::model::fleet::dns::PlatformDnsView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::dns::issuer(&state, &caller).await)
+}
+
+/// Writes the platform's issuer (and its solver Secret when a token is given).
+#[server(prefix = "/api/fleet", endpoint = "dns/issuer/save", input = Json)]
+pub async fn save_platform_dns(
+    form: crate::model::fleet::dns::PlatformDnsForm,
+) -> Result<crate::model::fleet::dns::PlatformDnsView, AppError> {
+    let (state, caller) = request_context()?;
+    let result = match service::fleet::dns::request_of(&form) {
+        Ok(request) => service::fleet::dns::configure_issuer(&state, &caller, request).await,
+        Err(e) => Err(e),
+    };
+    respond(result)
+}
+
 /// The identity page: the Zitadel key in use, its health, the rotation under way.
 #[server(prefix = "/api/fleet", endpoint = "identity/overview", input = Json)]
 pub async fn get_identity_overview() -> Result<IdentityOverview, AppError> {

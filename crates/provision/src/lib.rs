@@ -11,6 +11,8 @@
 //! - [`identity`] is the step that talks to Zitadel (the customer's organisation and login app),
 //!   run by the reconciler itself when the fleet has Zitadel configured;
 //! - [`resource`] maps a row and its steps onto the ClusterTenant custom resource — pure;
+//! - [`platform_dns`] is the platform's DNS-01 issuer (cert-manager ClusterIssuer and solver
+//!   Secret), configured by operators;
 //! - [`lease`] elects the one fleet replica that provisions;
 //! - [`local`] is the backend for `dev` (a database and role per silo on the local PostgreSQL and
 //!   a clustertenant-manager served by the same process); [`worker`] drives the reconciler from
@@ -24,6 +26,7 @@ pub mod identity;
 pub mod kubernetes;
 pub mod lease;
 pub mod local;
+pub mod platform_dns;
 pub mod probe;
 pub mod reconcile;
 pub mod resource;

@@ -84,6 +84,7 @@ pub async fn kubernetes_backend(
     cluster.ingress_ip = args.ingress_ip;
     cluster.fleet_service_account = (namespace.clone(), args.service_account.clone());
     cluster.installer_role = args.silo_installer_role.clone();
+    cluster.issuer.1 = args.cert_issuer_name.clone();
     let mut settings = KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
     settings.dns_truth = dns_truth;
     Ok(Arc::new(KubernetesBackend::new(client, settings)))

@@ -21,7 +21,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         if fleet.billing_enabled {
             router = router.merge(fleet::billing_routes());
         }
-        router = router.merge(fleet::identity_routes());
+        router = router.merge(fleet::identity_routes()).merge(fleet::platform_routes());
     }
     if matches!(state.role, RoleSettings::Silo(_)) {
         router = router.merge(silo::routes());

@@ -84,3 +84,129 @@ async fn without_probes_refresh_says_nothing_is_checked(pool: PgPool) {
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.text.contains("--ingress-ip"), "the page says how to turn the probes on: {}", page.text);
 }
+
+/// The platform's issuer over REST and the `/dns` form (no wasm), against the fake API server
+/// (`opencrane-fake-kube`: no cluster runs here): operators only, each bad field named, the
+/// original's 422 for a provider without its token, and the token in no answer, page or audit
+/// entry.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_platform_issuer_is_for_operators_and_its_token_never_comes_back(pool: PgPool) {
+    use opencrane_provision::platform_dns::IssuerSettings;
+    // The page offers exactly the providers the server accepts.
+    let offered: Vec<&str> = app::model::fleet::dns::PLATFORM_DNS_PROVIDERS.iter().map(|p| p.0).collect();
+    assert_eq!(offered, opencrane_provision::platform_dns::provider_names());
+    let fake = opencrane_fake_kube::FakeApiServer::start().await.unwrap();
+    let client = opencrane_provision::kubernetes::client_for(&fake.url(), Duration::from_secs(2)).unwrap();
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "cert-manager"}})).unwrap();
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(&kube::api::PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let mut state = fleet::fleet_state(support::options(), pool.clone(), Some("example.com".into()), true, true, false);
+    let settings = IssuerSettings {
+        issuer_name: "opencrane-issuer".into(),
+        cert_manager_namespace: "cert-manager".into(),
+        managed: true,
+        ingress_class: None,
+    };
+    fleet::attach_platform_dns(&mut state, settings, Some(client));
+    let router = opencrane::http::router(
+        state,
+        AuthConfig::tokens_only(vec![("test".into(), TOKEN.into())], true, Scope::Fleet, true),
+    );
+
+    let empty = send(&router, Method::GET, "/api/v1/platform/dns", None, true).await;
+    assert_eq!(empty.status, StatusCode::OK, "{}", empty.text);
+    assert_eq!(empty.json()["configured"], false);
+    assert_eq!(empty.json()["available"], true);
+
+    let put = |body: serde_json::Value| {
+        let router = router.clone();
+        async move { send(&router, Method::PUT, "/api/v1/platform/dns", Some(&body.to_string()), true).await }
+    };
+    for (body, field) in [
+        (serde_json::json!({"zone": "example.com", "email": "ops@example.com"}), "provider"),
+        (serde_json::json!({"provider": "cloudflare", "email": "ops@example.com"}), "zone"),
+        (serde_json::json!({"provider": "cloudflare", "zone": "example.com"}), "email"),
+    ] {
+        let refused = put(body).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+        assert_eq!(refused.json()["code"], "VALIDATION_ERROR");
+        assert!(refused.json()["fields"][field].is_string(), "{field} is named: {}", refused.text);
+    }
+    let misconfigured =
+        put(serde_json::json!({"provider": "cloudflare", "zone": "example.com", "email": "ops@example.com"})).await;
+    assert_eq!(misconfigured.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", misconfigured.text);
+    assert_eq!(misconfigured.json()["code"], "DNS_PROVIDER_MISCONFIGURED");
+
+    let token = "cf-token-that-must-not-leak";
+    let saved = put(serde_json::json!({"provider": "cloudflare", "zone": "example.com", "email": "ops@example.com", "apiToken": token})).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.text);
+    let body = saved.json();
+    assert_eq!(body["status"], "configured");
+    assert_eq!(body["provider"], "cloudflare");
+    assert_eq!(body["secretName"], "opencrane-dns01-cloudflare");
+    assert_eq!(body["tokenSet"], true);
+    assert!(!saved.text.contains(token));
+    assert!(fake.object("/api/v1/namespaces/cert-manager/secrets/opencrane-dns01-cloudflare").is_some());
+
+    let page = send(&router, Method::GET, "/dns", None, false).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text.contains("set, last changed"), "the page says the token is set: {}", page.text);
+    assert!(page.text.contains(r#"id="platform-dns""#) && page.text.contains(r#"method="post""#), "a real form");
+    assert!(!page.text.contains(token));
+
+    // The form without wasm: a bad zone comes back under its field, the token is not echoed.
+    let hidden = [
+        ("_form", "platform-dns".to_owned()),
+        ("_target", app::forms::Posted::PlatformDns.hidden()),
+        ("provider", "cloudflare".to_owned()),
+        ("zone", "not a zone".to_owned()),
+        ("email", "ops@example.com".to_owned()),
+        ("server", String::new()),
+        ("apiToken", token.to_owned()),
+        ("solverConfig", String::new()),
+    ];
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &hidden {
+        form.append_pair(k, v);
+    }
+    let form = form.finish();
+    let posted = support::send_with(
+        &router,
+        Method::POST,
+        "/dns",
+        Some(&form),
+        &[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("host", "console.test"),
+            ("origin", "https://console.test"),
+            ("sec-fetch-site", "same-origin"),
+            ("accept", "text/html"),
+        ],
+    )
+    .await;
+    assert_eq!(posted.status, StatusCode::BAD_REQUEST, "{}", posted.text);
+    assert!(posted.text.contains(r#"value="not a zone""#), "what was typed stays");
+    let slot = posted.text.find(r#"id="issuer-zone-error""#).expect("the zone's error slot");
+    assert!(
+        posted.text[slot..slot + 300].contains("Enter a fully qualified domain name"),
+        "{}",
+        &posted.text[slot..slot + 300]
+    );
+    assert!(!posted.text.contains(token), "the token is never echoed");
+
+    // The audit log has the change, never the token (who may call these routes at all is the
+    // access matrix's to prove).
+    let entries: Vec<String> =
+        sqlx::query_scalar("SELECT action || ' ' || outcome || ' ' || metadata::text FROM audit_log ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(
+        entries.iter().any(|e| e.starts_with("dns.issuer.configure success") && e.contains("\"tokenChanged\": true")),
+        "{entries:?}"
+    );
+    assert!(entries.iter().all(|e| !e.contains(token)), "{entries:?}");
+}

@@ -124,6 +124,22 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/fleet/dns/of", Some(r#"{"name":"{name}"}"#), ClusterTenant),
         route(Method::POST, "/api/fleet/dns/refresh", Some(r#"{"name":"{name}"}"#), ClusterTenant),
         route(Method::POST, "/api/fleet/dns/overview", Some("{}"), Operator),
+        route(Method::POST, "/api/fleet/dns/issuer", Some("{}"), Operator),
+        route(
+            Method::POST,
+            "/api/fleet/dns/issuer/save",
+            Some(
+                r#"{"form":{"provider":"cloudflare","zone":"example.com","email":"ops@example.com","server":"","apiToken":"t","solverConfig":""}}"#,
+            ),
+            OperatorReach,
+        ),
+        route(Method::GET, "/api/v1/platform/dns", None, Operator),
+        route(
+            Method::PUT,
+            "/api/v1/platform/dns",
+            Some(r#"{"provider":"cloudflare","zone":"example.com","email":"ops@example.com","apiToken":"t"}"#),
+            OperatorReach,
+        ),
         route(
             Method::POST,
             "/api/fleet/members/invite",

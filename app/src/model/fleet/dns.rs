@@ -104,3 +104,108 @@ pub struct CustomerDns {
     /// Its hosts as last checked.
     pub hosts: Vec<DnsHostView>,
 }
+
+/// The platform's certificate issuer (`GET /api/v1/platform/dns`): the cert-manager ACME
+/// ClusterIssuer customers' certificates come from, as the cluster has it. The solver's token is
+/// never in it: only whether one is set and when it last changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformDnsView {
+    /// Whether this fleet reaches a Kubernetes API server (else nothing below is known).
+    pub available: bool,
+    /// Whether the issuer exists.
+    pub configured: bool,
+    /// Its name (the one customer certificates request).
+    pub issuer_name: String,
+    /// `ClusterIssuer`.
+    pub issuer_kind: String,
+    /// Where its secrets live (cert-manager's namespace).
+    pub issuer_namespace: String,
+    /// The DNS-01 provider (`cloudflare`, `clouddns`, …).
+    pub provider: Option<String>,
+    /// The zone the DNS-01 solver answers for.
+    pub zone: Option<String>,
+    /// The ACME account's e-mail.
+    pub email: Option<String>,
+    /// The ACME directory.
+    pub server: Option<String>,
+    /// The issuer's own Ready condition (`None`: cert-manager has not reported).
+    pub ready: Option<bool>,
+    /// Its reason and message.
+    pub message: Option<String>,
+    /// The solver Secret (`opencrane-dns01-<provider>`), when the issuer uses one.
+    pub secret_name: Option<String>,
+    /// Whether that Secret holds a token.
+    pub token_set: bool,
+    /// When the token last changed.
+    pub token_changed_at: Option<DateTime<Utc>>,
+    /// Who manages the issuer (`opencrane-fleet-manager`, `Helm`).
+    pub managed_by: Option<String>,
+    /// Whether it may be changed here (`certManager.createIssuer=fleet`).
+    pub editable: bool,
+    /// Whether the issuer is self-signed (the chart's default, for trying things out).
+    pub self_signed: bool,
+    /// The provider's solver block (no secret in it: the Secret is referenced by name).
+    pub solver_config: Option<serde_json::Value>,
+    /// Why nothing could be read, when the cluster refused or was unreachable.
+    pub problem: Option<String>,
+}
+
+impl PlatformDnsView {
+    /// The issuer's state for people, and its tone.
+    pub fn ready_text(&self) -> (String, &'static str) {
+        let detail = self.message.clone().map(|m| format!(": {m}")).unwrap_or_default();
+        match (self.configured, self.ready) {
+            (false, _) => ("Not configured".to_owned(), "idle"),
+            (true, Some(true)) => (format!("Ready{detail}"), "ok"),
+            (true, Some(false)) => (format!("Not ready{detail}"), "bad"),
+            (true, None) => ("Waiting for cert-manager to report".to_owned(), "warn"),
+        }
+    }
+}
+
+/// The DNS-01 providers the issuer form offers (wire spelling, label); the server's list is
+/// `opencrane_provision::platform_dns::provider_names`, which a test keeps equal to this one.
+pub const PLATFORM_DNS_PROVIDERS: &[(&str, &str)] = &[
+    ("cloudflare", "Cloudflare (API token)"),
+    ("digitalocean", "DigitalOcean (API token)"),
+    ("route53", "Amazon Route 53 (region; IAM role or access key)"),
+    ("clouddns", "Google Cloud DNS (project; Workload Identity or key)"),
+    ("rfc2136", "RFC 2136 (nameserver and TSIG key)"),
+    ("acmedns", "acme-dns (solverConfig)"),
+    ("azuredns", "Azure DNS (solverConfig)"),
+    ("akamai", "Akamai (solverConfig)"),
+    ("webhook", "A webhook solver (solverConfig)"),
+];
+
+/// The issuer form (the page's fields; `apiToken` empty keeps the token on file). `Debug` leaves
+/// the token out.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformDnsForm {
+    /// The DNS-01 provider.
+    pub provider: String,
+    /// The platform's zone.
+    pub zone: String,
+    /// The ACME account's e-mail.
+    pub email: String,
+    /// The ACME directory (empty: Let's Encrypt production).
+    pub server: String,
+    /// The provider's token (never shown again).
+    pub api_token: String,
+    /// The provider's solver block, as JSON (empty: none).
+    pub solver_config: String,
+}
+
+impl std::fmt::Debug for PlatformDnsForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlatformDnsForm")
+            .field("provider", &self.provider)
+            .field("zone", &self.zone)
+            .field("email", &self.email)
+            .field("server", &self.server)
+            .field("api_token", &if self.api_token.is_empty() { "" } else { "<set>" })
+            .field("solver_config", &self.solver_config)
+            .finish()
+    }
+}

@@ -1,15 +1,19 @@
 //! The fleet's DNS truth for people: the `/dns` page (platform operators: every customer) and a
 //! customer's own hosts (whoever may read the customer), read from what the probes stored; and a
 //! check now (`POST /cluster-tenants/{name}/refresh`), which runs the probes for that customer and
-//! answers the fresh result.
+//! answers the fresh result. And the platform's certificate issuer (`GET/PUT /platform/dns`,
+//! platform operators only — the original left these routes ungated): read from and written to
+//! the cluster through [`opencrane_provision::platform_dns`]; its token reaches neither the
+//! answer, the audit log nor the logs.
 
 use opencrane_fleet_db::dns_checks::{self, DnsCheckRow};
+use opencrane_provision::platform_dns::{self, IssuerRequest, IssuerSummary};
 use serde_json::json;
 
 use crate::{
-    error::AppError,
-    model::fleet::dns::{DnsCustomerView, DnsHostView, DnsOverview},
-    service::{OrFail as _, fleet::cluster_tenants},
+    error::{AppError, FieldErrors},
+    model::fleet::dns::{DnsCustomerView, DnsHostView, DnsOverview, PlatformDnsForm, PlatformDnsView},
+    service::{OrFail as _, fleet::cluster_tenants, record},
     state::{AppState, Caller},
 };
 
@@ -91,4 +95,142 @@ pub async fn refresh(state: &AppState, caller: &Caller, name: &str) -> Result<Ve
     let Some(truth) = state.fleet()?.dns.clone() else { return of(state, caller, name).await };
     let rows = truth.refresh(&state.pool, name).await.or_fail(caller)?;
     Ok(rows.iter().map(host_view).collect())
+}
+
+async fn issuer_operator(state: &AppState, caller: &Caller, action: &str) -> Result<(), AppError> {
+    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
+    if principal.is_platform_operator {
+        return Ok(());
+    }
+    let message = "Only platform operators may see or change the platform's certificate issuer.".to_owned();
+    Err(cluster_tenants::not_operator(state, caller, action, "platform-dns", message, json!({})).await)
+}
+
+fn issuer_view(summary: IssuerSummary) -> PlatformDnsView {
+    PlatformDnsView {
+        available: true,
+        configured: summary.configured,
+        issuer_name: summary.issuer_name,
+        issuer_kind: summary.issuer_kind,
+        issuer_namespace: summary.issuer_namespace,
+        provider: summary.provider,
+        zone: summary.zone,
+        email: summary.email,
+        server: summary.server,
+        ready: summary.ready,
+        message: summary.message,
+        secret_name: summary.secret_name,
+        token_set: summary.token_set,
+        token_changed_at: summary.token_changed_at,
+        managed_by: summary.managed_by,
+        editable: summary.editable,
+        self_signed: summary.self_signed,
+        solver_config: summary.solver_config,
+        problem: None,
+    }
+}
+
+fn issuer_error(err: platform_dns::Error) -> AppError {
+    use platform_dns::Error as E;
+    match err {
+        E::Invalid { field, message } => {
+            let mut fields = FieldErrors::new();
+            fields.add(field, message);
+            AppError::Validation { fields }
+        }
+        E::Misconfigured { field, message } => {
+            AppError::Unprocessable { code: "DNS_PROVIDER_MISCONFIGURED".into(), message, field: Some(field.into()) }
+        }
+        E::NotManaged(message) => AppError::Conflict { code: "ISSUER_NOT_MANAGED".into(), message, field: None },
+        E::Cluster(message) => AppError::Upstream { code: "KUBERNETES_UNAVAILABLE".into(), message },
+    }
+}
+
+/// The platform's issuer as the cluster has it. Without a Kubernetes API (`opencrane dev` with
+/// the local provisioner) `available` is false; a cluster that refuses or cannot be reached is
+/// `problem`, not an error, so the DNS page still shows the customers.
+pub async fn issuer(state: &AppState, caller: &Caller) -> Result<PlatformDnsView, AppError> {
+    issuer_operator(state, caller, "dns.issuer.read").await?;
+    let Some(plane) = state.fleet()?.platform_dns.clone() else { return Ok(PlatformDnsView::default()) };
+    match plane.status().await {
+        Ok(summary) => Ok(issuer_view(summary)),
+        Err(err) => {
+            tracing::warn!(request_id = %caller.request_id, error = %err, "reading the platform issuer");
+            let settings = plane.settings();
+            Ok(PlatformDnsView {
+                available: true,
+                issuer_name: settings.issuer_name.clone(),
+                issuer_kind: "ClusterIssuer".into(),
+                issuer_namespace: settings.cert_manager_namespace.clone(),
+                editable: settings.managed,
+                problem: Some(err.to_string()),
+                ..PlatformDnsView::default()
+            })
+        }
+    }
+}
+
+/// The page's fields as the REST body (`solverConfig` is JSON text).
+pub fn request_of(form: &PlatformDnsForm) -> Result<IssuerRequest, AppError> {
+    let some = |v: &str| Some(v.trim().to_owned()).filter(|v| !v.is_empty());
+    let solver_config = match some(&form.solver_config) {
+        None => None,
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+            AppError::field(
+                "solverConfig",
+                format!("solverConfig is not JSON ({e}); enter the solver block as a JSON object."),
+            )
+        })?),
+    };
+    Ok(IssuerRequest {
+        provider: some(&form.provider),
+        zone: some(&form.zone),
+        email: some(&form.email),
+        server: some(&form.server),
+        issuer_name: None,
+        api_token: some(&form.api_token),
+        solver_config,
+    })
+}
+
+/// Writes the issuer (and the solver Secret when a token is given) and answers it as the cluster
+/// then has it. Audited with what changed, never with the token.
+pub async fn configure_issuer(
+    state: &AppState,
+    caller: &Caller,
+    request: IssuerRequest,
+) -> Result<PlatformDnsView, AppError> {
+    issuer_operator(state, caller, "dns.issuer.configure").await?;
+    let Some(plane) = state.fleet()?.platform_dns.clone() else {
+        return Err(AppError::Unprocessable {
+            code: "PLATFORM_DNS_UNAVAILABLE".into(),
+            message: "This fleet-manager reaches no Kubernetes API server, so there is no issuer to configure.".into(),
+            field: None,
+        });
+    };
+    let meta = json!({
+        "provider": request.provider,
+        "zone": request.zone,
+        "email": request.email,
+        "server": request.server,
+        "tokenChanged": request.api_token.as_ref().is_some_and(|t| !t.trim().is_empty()),
+        "solverConfig": request.solver_config.is_some(),
+    });
+    let target = plane.settings().issuer_name.clone();
+    match plane.configure(&request, chrono::Utc::now()).await {
+        Ok(summary) => {
+            record(&state.pool, caller, "dns.issuer.configure", &target, "success", meta).await?;
+            Ok(issuer_view(summary))
+        }
+        Err(err) => {
+            let err = issuer_error(err);
+            let mut meta = meta;
+            meta["code"] = json!(err.code());
+            if let Err(audit_err) = record(&state.pool, caller, "dns.issuer.configure", &target, "failure", meta).await
+            {
+                tracing::warn!(request_id = %caller.request_id, error = %audit_err, "could not record a refusal");
+            }
+            Err(err)
+        }
+    }
 }

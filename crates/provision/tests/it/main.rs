@@ -1,6 +1,6 @@
 //! The provisioner's integration tests: the reconciler over a scripted backend, the local
-//! backend against the harness's PostgreSQL, the Kubernetes backend and the lease against the
-//! fake API server. One test binary for the crate (less link time), a module per concern.
+//! backend against the harness's PostgreSQL, the Kubernetes backend, the lease and the platform issuer
+//! against the fake API server. One test binary for the crate (less link time), a module per concern.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed step fails the test")]
 
@@ -8,6 +8,7 @@ mod identity;
 mod kubernetes;
 mod lease;
 mod local;
+mod platform_dns;
 mod probe;
 mod reconcile;
 mod support;

@@ -1,4 +1,4 @@
-//! Fleet REST routes: `/cluster-tenants` and `/billing-accounts`.
+//! Fleet REST routes: `/cluster-tenants`, `/billing-accounts`, `/platform/dns` and `/admin/zitadel`.
 
 use std::collections::HashMap;
 
@@ -135,6 +135,31 @@ async fn member_status(
     let member =
         service::fleet::members::set_suspended(&state, &caller, &name, &subject, suspended).await.api(&caller)?;
     Ok(Json(member).into_response())
+}
+
+/// `/platform/dns`: the platform's certificate issuer (platform operators; the original's
+/// routes were ungated).
+pub fn platform_routes() -> Router<AppState> {
+    Router::new().route("/platform/dns", get(platform_dns).put(configure_platform_dns))
+}
+
+/// `GET /platform/dns` → `{configured, issuerName, issuerKind, issuerNamespace, provider, zone,
+/// email, server, ready, message, tokenSet, tokenChangedAt, …}` (never the token).
+async fn platform_dns(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::dns::issuer(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `PUT /platform/dns {provider, zone, email, server?, issuerName?, apiToken?, solverConfig?}` →
+/// the issuer as written, with the original's `status: "configured"`.
+async fn configure_platform_dns(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<opencrane_provision::platform_dns::IssuerRequest>,
+) -> Result<Response, ApiError> {
+    let view = service::fleet::dns::configure_issuer(&state, &caller, req).await.api(&caller)?;
+    let mut body = serde_json::to_value(view).unwrap_or_default();
+    body["status"] = json!("configured");
+    Ok(Json(body).into_response())
 }
 
 /// `/admin/zitadel` routes: the fleet's identity plane (platform operators).

@@ -203,6 +203,20 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
         ops.extend([
             Operation {
                 method: "get",
+                path: "/platform/dns",
+                summary: "Operators: the platform's cert-manager ACME ClusterIssuer as the cluster has it (its Ready condition; the token only as tokenSet/tokenChangedAt)",
+                body: None,
+                ok: (200, schema("PlatformDns")),
+            },
+            Operation {
+                method: "put",
+                path: "/platform/dns",
+                summary: "Operators: write the DNS-01 issuer and its solver Secret opencrane-dns01-<provider> (400 naming provider, zone or email; 422 DNS_PROVIDER_MISCONFIGURED; 409 ISSUER_NOT_MANAGED when the chart owns the issuer)",
+                body: Some("PlatformDnsRequest"),
+                ok: (200, schema("PlatformDns")),
+            },
+            Operation {
+                method: "get",
                 path: "/admin/zitadel",
                 summary: "Operators: the Zitadel key in use (id, user, expiry, last token exchange), banners, the rotation under way",
                 body: None,
@@ -400,6 +414,33 @@ fn components() -> Value {
                     "terminationPolicy": { "enum": ["Retain", "Delete"] },
                     "siloVersion": opt_text,
                     "suspended": { "type": "boolean", "description": "true scales the silo to zero and blocks its sign-ins; false resumes" }
+                }
+            },
+            "PlatformDnsRequest": {
+                "type": "object",
+                "required": ["provider", "zone", "email"],
+                "properties": {
+                    "provider": { "enum": ["cloudflare", "digitalocean", "route53", "clouddns", "rfc2136", "acmedns", "azuredns", "akamai", "webhook"] },
+                    "zone": { "type": "string", "description": "the platform's DNS zone; the DNS-01 solver's dnsZones selector" },
+                    "email": { "type": "string", "format": "email" },
+                    "server": { "type": "string", "format": "uri", "description": "ACME directory (default Let's Encrypt production)" },
+                    "issuerName": { "type": "string", "description": "must be the fleet's issuer (certManager.issuerName)" },
+                    "apiToken": { "type": "string", "writeOnly": true, "description": "written to the solver Secret only; omitted keeps the token on file" },
+                    "solverConfig": { "type": "object", "description": "the provider's solver block in cert-manager's field names" }
+                }
+            },
+            "PlatformDns": {
+                "type": "object",
+                "properties": {
+                    "available": { "type": "boolean" }, "configured": { "type": "boolean" },
+                    "issuerName": { "type": "string" }, "issuerKind": { "const": "ClusterIssuer" }, "issuerNamespace": { "type": "string" },
+                    "provider": { "type": ["string", "null"] }, "zone": { "type": ["string", "null"] },
+                    "email": { "type": ["string", "null"] }, "server": { "type": ["string", "null"] },
+                    "ready": { "type": ["boolean", "null"] }, "message": { "type": ["string", "null"] },
+                    "secretName": { "type": ["string", "null"] }, "tokenSet": { "type": "boolean" },
+                    "tokenChangedAt": { "type": ["string", "null"], "format": "date-time" },
+                    "managedBy": { "type": ["string", "null"] }, "editable": { "type": "boolean" },
+                    "selfSigned": { "type": "boolean" }, "problem": { "type": ["string", "null"] }
                 }
             },
             "RetryRequest": {
