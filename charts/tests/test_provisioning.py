@@ -154,3 +154,95 @@ class Provisioning(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def platform_dns_objects(body, *args):
+    binary = os.environ.get("OPENCRANE_BIN")
+    if not binary:
+        raise unittest.SkipTest("OPENCRANE_BIN is not set (cargo xtask test sets it)")
+    return subprocess.run(
+        [binary, "provision-render", "--platform-dns", "-f", "-", "--base-domain", "example.com", *args],
+        input=yaml.safe_dump(body),
+        capture_output=True,
+        text=True,
+    )
+
+
+class PlatformDns(unittest.TestCase):
+    """The platform issuer the fleet writes (`PUT /api/v1/platform/dns`): every provider's objects
+    validate, and the fleet chart grants exactly what writing them needs."""
+
+    BODIES = {
+        "cloudflare": {"apiToken": "t"},
+        "digitalocean": {"apiToken": "t"},
+        "route53": {"apiToken": "t", "solverConfig": {"region": "eu-west-1", "accessKeyID": "AKIA"}},
+        "clouddns": {"apiToken": "{}", "solverConfig": {"project": "dns-project"}},
+        "rfc2136": {"apiToken": "t", "solverConfig": {"nameserver": "10.0.0.53:53", "tsigKeyName": "opencrane"}},
+        "acmedns": {"solverConfig": {"host": "https://acme-dns.example.com", "accountSecretRef": {"name": "acme-dns", "key": "acmedns.json"}}},
+        "webhook": {"solverConfig": {"groupName": "acme.example.com", "solverName": "hetzner"}},
+    }
+
+    def test_every_provider_renders_a_valid_issuer_and_secret(self):
+        for provider, extra in self.BODIES.items():
+            with self.subTest(provider=provider):
+                body = {"provider": provider, "zone": "example.com", "email": "ops@example.com", **extra}
+                result = platform_dns_objects(body, "--ingress-class", "nginx")
+                self.assertEqual(result.returncode, 0, result.stderr)
+                objects = [d for d in yaml.safe_load_all(result.stdout) if d]
+                for obj in objects:
+                    validate_object(self, obj)
+                issuer = objects[-1]
+                self.assertEqual(issuer["kind"], "ClusterIssuer")
+                self.assertEqual(issuer["spec"]["acme"]["solvers"][0]["selector"]["dnsZones"], ["example.com"])
+                for secret in (o for o in objects if o["kind"] == "Secret"):
+                    self.assertEqual(secret["metadata"]["namespace"], "cert-manager")
+        # Bad input names its field; a provider without its token is refused.
+        result = platform_dns_objects({"provider": "cloudflare", "email": "ops@example.com"})
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("zone", result.stderr)
+        result = platform_dns_objects({"provider": "cloudflare", "zone": "example.com", "email": "ops@example.com"})
+        self.assertIn("apiToken", result.stderr)
+
+    def test_the_fleet_chart_grants_exactly_the_issuer_and_its_secrets(self):
+        from test_charts import FLEET, FLEET_NS, FLEET_PROFILES
+
+        values = merge(FLEET_PROFILES["everything-enabled"], {"certManager": {"createIssuer": "fleet", "namespace": "cert-manager"}})
+        objects, _ = render(FLEET, values, FLEET_NS)
+        self.assertFalse([o for o in objects if o["kind"] == "ClusterIssuer"], "the fleet writes the issuer, not Helm")
+        for obj in objects:
+            validate_object(self, obj)
+        deployment = next(o for o in objects if o["kind"] == "Deployment")
+        env = env_of(deployment["spec"]["template"]["spec"]["containers"][0])
+        self.assertEqual(env["OPENCRANE_MANAGE_ISSUER"]["value"], "true")
+        self.assertEqual(env["OPENCRANE_CERT_ISSUER_NAME"]["value"], "opencrane-issuer")
+        self.assertEqual(env["CERT_MANAGER_NAMESPACE"]["value"], "cert-manager")
+        manager = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "opencrane-fleet-manager")
+        issuer_rules = [r for r in manager["rules"] if "clusterissuers" in r["resources"]]
+        self.assertEqual(
+            issuer_rules,
+            [
+                {"apiGroups": ["cert-manager.io"], "resources": ["clusterissuers"], "resourceNames": ["opencrane-issuer"], "verbs": ["get", "patch"]},
+                {"apiGroups": ["cert-manager.io"], "resources": ["clusterissuers"], "verbs": ["create"]},
+            ],
+        )
+        role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-dns01-solver"))
+        self.assertEqual(role["metadata"]["namespace"], "cert-manager")
+        named = next(r for r in role["rules"] if "resourceNames" in r)
+        self.assertEqual(named["verbs"], ["get", "patch"])
+        self.assertEqual(role["rules"][1], {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]})
+        # Every Secret a provider writes is one the Role names (and no other).
+        written = set()
+        for provider, extra in self.BODIES.items():
+            body = {"provider": provider, "zone": "example.com", "email": "ops@example.com", **extra}
+            rendered = yaml.safe_load_all(platform_dns_objects(body).stdout)
+            written |= {o["metadata"]["name"] for o in rendered if o and o["kind"] == "Secret"}
+        self.assertEqual(set(named["resourceNames"]), written)
+        binding = next(o for o in objects if o["kind"] == "RoleBinding" and o["metadata"]["name"].endswith("-dns01-solver"))
+        self.assertEqual(binding["roleRef"]["name"], role["metadata"]["name"])
+        # Otherwise the issuer is the chart's: the fleet may only read it, and writes no Secret.
+        objects, _ = render(FLEET, FLEET_PROFILES["everything-enabled"], FLEET_NS)
+        manager = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "opencrane-fleet-manager")
+        self.assertEqual([r["verbs"] for r in manager["rules"] if "clusterissuers" in r["resources"]], [["get"]])
+        self.assertFalse([o for o in objects if o["metadata"]["name"].endswith("-dns01-solver")])
+        env = env_of(next(o for o in objects if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0])
+        self.assertEqual(env["OPENCRANE_MANAGE_ISSUER"]["value"], "false")

@@ -109,6 +109,19 @@ pub struct ProvisionRenderArgs {
     /// Print the silo release's values instead of the objects.
     #[arg(long)]
     pub release_values: bool,
+    /// The file is a `PUT /api/v1/platform/dns` body (JSON or YAML): print the platform issuer's
+    /// objects (the solver Secret, the ClusterIssuer) instead.
+    #[arg(long)]
+    pub platform_dns: bool,
+    /// With --platform-dns: the issuer's name.
+    #[arg(long, default_value = "opencrane-issuer")]
+    pub issuer_name: String,
+    /// With --platform-dns: cert-manager's namespace.
+    #[arg(long, default_value = "cert-manager")]
+    pub cert_manager_namespace: String,
+    /// With --platform-dns: the ingress class of the HTTP-01 solver.
+    #[arg(long)]
+    pub ingress_class: Option<String>,
 }
 
 /// Log output.
@@ -623,6 +636,10 @@ pub struct DeployFleetArgs {
     /// Google Cloud project of the DNS zone (clouddns).
     #[arg(long, env = "OPENCRANE_DNS01_PROJECT")]
     pub dns01_project: Option<String>,
+    /// The fleet-manager writes the certificate issuer, configured later on its /dns page or with
+    /// `PUT /api/v1/platform/dns` (any DNS-01 provider); instead of --acme-email.
+    #[arg(long, conflicts_with = "acme_email")]
+    pub manage_issuer: bool,
     /// external-dns provider (e.g. google, aws, cloudflare); with --dns01-provider clouddns it
     /// defaults to google. Without one, external-dns is not installed.
     #[arg(long, env = "OPENCRANE_DNS_PROVIDER")]

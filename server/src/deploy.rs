@@ -93,6 +93,7 @@ pub fn fleet_options(args: &DeployFleetArgs) -> anyhow::Result<FleetOptions> {
             }),
             _ => None,
         },
+        manage_issuer: args.manage_issuer,
         dns_provider: args.dns_provider.clone(),
         install: Infrastructure {
             ingress_nginx: !args.no_ingress_nginx,

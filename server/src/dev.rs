@@ -138,17 +138,20 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         fleet::spawn_identity_loops(fleet.clone(), None, reconcile_interval);
     }
     let (_stop_probes, probes_stop) = tokio::sync::watch::channel(false);
-    let dns = args.dns_probe.settings(args.platform_base_domain.as_deref(), args.cluster.ingress_ip);
-    fleet::attach_dns_probes(&mut fleet, dns, probes_stop);
-    // The issuer lives on a cluster: only with one (the Kubernetes provisioner, or --manage-issuer
-    // against the kube context).
-    if args.cluster.manage_issuer || args.provisioner == ProvisionerKind::Kubernetes {
+    // The issuer and the vanity Certificates live on a cluster: only with one (the Kubernetes
+    // provisioner, or --manage-issuer against the kube context).
+    let kube = if args.cluster.manage_issuer || args.provisioner == ProvisionerKind::Kubernetes {
         let client = opencrane_provision::kubernetes::default_client().await;
         if let Err(err) = &client {
             tracing::warn!(error = %err, "no Kubernetes configuration: the platform issuer is not shown");
         }
-        fleet::attach_platform_dns(&mut fleet, args.cluster.issuer_settings(), client.ok());
-    }
+        client.ok()
+    } else {
+        None
+    };
+    let dns = args.dns_probe.settings(args.platform_base_domain.as_deref(), args.cluster.ingress_ip);
+    fleet::attach_dns_probes(&mut fleet, dns, kube.clone(), probes_stop);
+    fleet::attach_platform_dns(&mut fleet, args.cluster.issuer_settings(), kube);
 
     // The demo organisation's own client (per-host sign-in on `<demo>.<base>`), when configured.
     let org_client = args.silo_org_client_id.clone().filter(|_| sign_in).map(|client_id| {

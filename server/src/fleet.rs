@@ -174,12 +174,9 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     spawn_session_sweeper(state.pool.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let dns = args.dns_probe.settings(args.platform_base_domain.as_deref(), args.cluster.ingress_ip);
-    attach_dns_probes(&mut state, dns, stop_rx.clone());
-    attach_platform_dns(
-        &mut state,
-        args.cluster.issuer_settings(),
-        opencrane_provision::kubernetes::default_client().await.ok(),
-    );
+    let kube = opencrane_provision::kubernetes::default_client().await.ok();
+    attach_dns_probes(&mut state, dns, kube.clone(), stop_rx.clone());
+    attach_platform_dns(&mut state, args.cluster.issuer_settings(), kube);
     let provisioning = match args.provisioner {
         ProvisionerKind::Local => {
             bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
@@ -214,15 +211,21 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
 }
 
 /// Attaches the DNS and certificate probes to the fleet (pages and `…/refresh` use them) and
-/// starts their background pass (unless its interval is 0).
+/// starts their background pass (unless its interval is 0). With the cluster's client they also
+/// read cert-manager's Ready condition of each vanity Certificate.
 pub fn attach_dns_probes(
     state: &mut AppState,
     settings: Option<opencrane_provision::dns_truth::DnsTruthSettings>,
+    cluster: Option<kube::Client>,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let (Some(settings), RoleSettings::Fleet(fleet)) = (settings, &mut state.role) else { return };
     let background = !settings.interval.is_zero();
-    let truth = std::sync::Arc::new(opencrane_provision::dns_truth::DnsTruth::new(settings));
+    let mut truth = opencrane_provision::dns_truth::DnsTruth::new(settings);
+    if let Some(client) = cluster {
+        truth = truth.with_cluster(client);
+    }
+    let truth = std::sync::Arc::new(truth);
     fleet.dns = Some(truth.clone());
     if background {
         truth.spawn(state.pool.clone(), shutdown);

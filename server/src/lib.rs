@@ -57,6 +57,9 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
     } else {
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
     };
+    if args.platform_dns {
+        return platform_dns_render(args, &text);
+    }
     let resource: opencrane_crd::cluster_tenant::ClusterTenant =
         serde_yaml::from_str(&text).context("the file is not a ClusterTenant resource")?;
     let name = resource.metadata.name.clone().unwrap_or_default();
@@ -72,6 +75,29 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
     for object in opencrane_provision::build::all_objects(&desired, &settings) {
         out.push_str("---\n");
         out.push_str(&serde_yaml::to_string(&object)?);
+    }
+    write_stdout(&out)
+}
+
+/// `opencrane provision-render --platform-dns`: the issuer's objects for a `PUT /platform/dns`
+/// body, through the same validation (a bad field is an error naming it).
+fn platform_dns_render(args: &cli::ProvisionRenderArgs, text: &str) -> anyhow::Result<()> {
+    use opencrane_provision::platform_dns::{self, IssuerRequest, IssuerSettings};
+    let request: IssuerRequest = serde_yaml::from_str(text).context("the file is not a platform DNS request")?;
+    let settings = IssuerSettings {
+        issuer_name: args.issuer_name.clone(),
+        cert_manager_namespace: args.cert_manager_namespace.clone(),
+        managed: true,
+        ingress_class: args.ingress_class.clone(),
+    };
+    let valid = platform_dns::validate(&request, &settings).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let plan = platform_dns::build(&valid, &settings, false, chrono::Utc::now()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut out = String::new();
+    // JSON documents (valid YAML) so the timestamp annotation stays a string for every reader.
+    for object in plan.secret.iter().chain([&plan.issuer]) {
+        out.push_str("---\n");
+        out.push_str(&serde_json::to_string_pretty(object)?);
+        out.push('\n');
     }
     write_stdout(&out)
 }

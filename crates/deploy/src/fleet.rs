@@ -128,6 +128,8 @@ pub struct FleetOptions {
     pub operator_groups: Vec<String>,
     /// ACME certificates; `None`: a self-signed issuer.
     pub acme: Option<Acme>,
+    /// The fleet-manager writes the issuer (`certManager.createIssuer=fleet`, `--manage-issuer`).
+    pub manage_issuer: bool,
     /// The external-dns provider (`--dns-provider`, e.g. google); `None`: no external-dns.
     pub dns_provider: Option<String>,
     /// Which singletons to install.
@@ -153,6 +155,7 @@ impl FleetOptions {
             operator_seed_email,
             operator_groups: Vec::new(),
             acme: None,
+            manage_issuer: false,
             dns_provider: None,
             install: Infrastructure::default(),
             oidc: Oidc::default(),
@@ -348,7 +351,14 @@ pub fn build(opts: &FleetOptions) -> Plan {
         "fleetManager.clusterTenantApi.enabled=true".into(),
         "billing.enabled=true".into(),
         "ingress.tls.enabled=true".into(),
-        format!("certManager.createIssuer={}", if opts.acme.is_some() { "acme" } else { "selfSigned" }),
+        format!(
+            "certManager.createIssuer={}",
+            match (&opts.acme, opts.manage_issuer) {
+                (Some(_), _) => "acme",
+                (None, true) => "fleet",
+                (None, false) => "selfSigned",
+            }
+        ),
         format!("externalDns.enabled={}", dns_provider.is_some()),
     ];
     if let Some(acme) = &opts.acme {
@@ -462,6 +472,16 @@ mod tests {
             assert!(strings.contains(&expected.to_owned()), "{expected} in {strings:?}");
         }
         assert!(plan.notes.iter().any(|n| n.contains("external-dns not installed")));
+    }
+
+    #[test]
+    fn manage_issuer_hands_the_issuer_to_the_fleet() {
+        let mut opts = options();
+        opts.manage_issuer = true;
+        opts.validate().unwrap();
+        let plan = build(&opts);
+        let strings = pairs(&plan.steps.last().unwrap().args, "--set-string");
+        assert!(strings.contains(&"certManager.createIssuer=fleet".to_owned()), "{strings:?}");
     }
 
     #[test]

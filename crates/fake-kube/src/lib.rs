@@ -143,6 +143,8 @@ struct Shared {
     changes: broadcast::Sender<Change>,
     faults: Mutex<Vec<Fault>>,
     requests: Mutex<Vec<(String, String)>>,
+    /// Plurals whose controller the fake plays: a new object gets this status.
+    settled: Mutex<BTreeMap<String, Value>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -167,6 +169,7 @@ impl FakeApiServer {
             changes,
             faults: Mutex::default(),
             requests: Mutex::default(),
+            settled: Mutex::default(),
         });
         let router = Router::new().fallback(handle).with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -205,6 +208,13 @@ impl FakeApiServer {
             action: FaultAction::Stall(delay),
             times,
         });
+    }
+
+    /// Plays the controller of `plural` (e.g. cert-manager for `certificates`): every object of it
+    /// created from now on carries `status` at once, as if its controller had written it. Tests
+    /// that are not about that controller stay deterministic.
+    pub fn settle(&self, plural: &str, status: Value) {
+        lock(&self.shared.settled).insert(plural.to_owned(), status);
     }
 
     /// Drops every pending fault.
@@ -554,7 +564,10 @@ fn namespace_admits(store: &Store, target: &Target) -> Result<(), Response> {
     }
 }
 
-fn stamp_new(target: &Target, object: &mut Value) {
+fn stamp_new(shared: &Shared, target: &Target, object: &mut Value) {
+    if let Some(status) = lock(&shared.settled).get(&target.plural) {
+        object["status"] = status.clone();
+    }
     let meta = &mut object["metadata"];
     meta["uid"] = json!(uuid::Uuid::new_v4().to_string());
     meta["creationTimestamp"] = json!(now());
@@ -588,7 +601,7 @@ fn create(shared: &Shared, target: &Target, body: &Bytes) -> Response {
     {
         map.remove("status");
     }
-    stamp_new(target, &mut object);
+    stamp_new(shared, target, &mut object);
     let stored = record(shared, &mut store, &key, "ADDED", object);
     ok(StatusCode::CREATED, &stored)
 }
@@ -807,7 +820,7 @@ fn patch(
             {
                 map.remove("status");
             }
-            stamp_new(target, &mut object);
+            stamp_new(shared, target, &mut object);
             let stored = record(shared, &mut store, &key, "ADDED", object);
             return ok(StatusCode::CREATED, &stored);
         };

@@ -224,3 +224,22 @@ async fn injected_faults_fire_the_requested_number_of_times() {
     let gets = fake.requests().iter().filter(|(m, p)| m == "GET" && p.contains("/namespaces/acme")).count();
     assert_eq!(gets, 3, "every request is counted");
 }
+
+/// A test's stand-in controller (`settle`): objects of the settled plural are created with the
+/// status their controller would write; others, and objects that existed before, are untouched.
+#[tokio::test]
+async fn a_settled_kind_is_created_with_its_controllers_status() {
+    let fake = FakeApiServer::start().await.unwrap();
+    let tenants: Api<ClusterTenant> = Api::all(client(&fake));
+    let apply = PatchParams::apply("test-manager").force();
+    tenants.patch("before", &apply, &Patch::Apply(cluster_tenant("before", "Before"))).await.unwrap();
+    fake.settle("clustertenants", json!({"phase": "ready"}));
+    tenants.patch("acme", &apply, &Patch::Apply(cluster_tenant("acme", "Acme"))).await.unwrap();
+    let stored = |name: &str| fake.object(&format!("/apis/opencrane.io/v1alpha1/clustertenants/{name}")).unwrap();
+    assert_eq!(stored("acme")["status"]["phase"], "ready");
+    assert!(stored("before").get("status").is_none(), "only new objects");
+    let configs: Api<ConfigMap> = Api::namespaced(client(&fake), "default");
+    Api::<Namespace>::all(client(&fake)).create(&PostParams::default(), &namespace("default")).await.unwrap();
+    configs.create(&PostParams::default(), &config_map("c")).await.unwrap();
+    assert!(fake.object("/api/v1/namespaces/default/configmaps/c").unwrap().get("status").is_none());
+}

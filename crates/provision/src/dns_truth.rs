@@ -4,7 +4,9 @@
 //! ingress serves for the host ([`crate::probe::tls`]). Results are stored (`dns_checks`) so pages
 //! render from the database; a background loop re-checks every customer on a schedule with jitter
 //! and at most [`DnsTruthSettings::concurrency`] customers at a time, so a thousand customers do
-//! not hammer a nameserver; `refresh` checks one now.
+//! not hammer a nameserver; `refresh` checks one now. With the cluster's client, the vanity host's
+//! row also carries cert-manager's Ready condition of its Certificate (`certificate.certManager`),
+//! beside the certificate the host really serves.
 
 use std::{net::IpAddr, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -41,15 +43,53 @@ pub struct DnsTruthSettings {
 }
 
 /// The probes and their schedule.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DnsTruth {
     settings: DnsTruthSettings,
+    cluster: Option<kube::Client>,
+}
+
+impl std::fmt::Debug for DnsTruth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DnsTruth").field("settings", &self.settings).field("cluster", &self.cluster.is_some()).finish()
+    }
+}
+
+/// A check that could not ask the nameservers.
+fn unreachable(host: &str, expected: IpAddr, error: String) -> RecordCheck {
+    RecordCheck {
+        host: host.to_owned(),
+        expected,
+        state: crate::probe::dns::RecordState::Unreachable { error },
+        ownership: None,
+    }
 }
 
 impl DnsTruth {
     /// Probes with `settings`.
     pub fn new(settings: DnsTruthSettings) -> Self {
-        Self { settings }
+        Self { settings, cluster: None }
+    }
+
+    /// Also reads the vanity Certificates' Ready condition from this cluster.
+    #[must_use]
+    pub fn with_cluster(mut self, client: kube::Client) -> Self {
+        self.cluster = Some(client);
+        self
+    }
+
+    /// cert-manager's word on customer `name`'s vanity Certificate, as stored with the row.
+    async fn issuance(&self, name: &str) -> Option<serde_json::Value> {
+        let client = self.cluster.as_ref()?;
+        Some(match crate::kubernetes::dns::vanity_issuance(client, name).await {
+            Ok(Some(issuance)) => {
+                let mut value = serde_json::to_value(&issuance).unwrap_or_default();
+                value["text"] = json!(issuance.describe());
+                value
+            }
+            Ok(None) => json!({ "absent": true, "text": "no Certificate yet (the provisioning dns step applies it)" }),
+            Err(e) => json!({ "error": true, "text": format!("the Certificate could not be read: {e}") }),
+        })
     }
 
     /// The settings.
@@ -81,12 +121,7 @@ impl DnsTruth {
         let ingress = self.settings.ingress_ip?;
         Some(match self.probes().await {
             Ok((platform, _)) => platform.check(host, ingress).await,
-            Err(error) => RecordCheck {
-                host: host.to_owned(),
-                expected: ingress,
-                state: crate::probe::dns::RecordState::Unreachable { error },
-                ownership: None,
-            },
+            Err(error) => unreachable(host, ingress, error),
         })
     }
 
@@ -101,15 +136,10 @@ impl DnsTruth {
                     let probe = if kind == "canonical" { platform } else { vanity_probe };
                     probe.check(&host, ingress).await
                 }
-                Err(error) => RecordCheck {
-                    host: host.clone(),
-                    expected: ingress,
-                    state: crate::probe::dns::RecordState::Unreachable { error: error.clone() },
-                    ownership: None,
-                },
+                Err(error) => unreachable(&host, ingress, error.clone()),
             };
             let addr = SocketAddr::new(ingress, self.settings.tls_port);
-            let (cert_health, certificate) = match tls::served(addr, &host, self.settings.timeout).await {
+            let (cert_health, mut certificate) = match tls::served(addr, &host, self.settings.timeout).await {
                 Ok(served) => {
                     let health = tls::assess(&served, Utc::now());
                     let label = match health {
@@ -124,6 +154,11 @@ impl DnsTruth {
                 }
                 Err(error) => ("unreachable", json!({ "error": error })),
             };
+            if kind == "vanity"
+                && let Some(issuance) = self.issuance(name).await
+            {
+                certificate["certManager"] = issuance;
+            }
             rows.push(DnsCheckRow {
                 cluster_tenant: name.to_owned(),
                 host,

@@ -14,7 +14,7 @@
 //! (a fake API server) and fake `helm`/`kubectl` executables.
 
 mod database;
-mod dns;
+pub mod dns;
 pub mod mirror;
 mod namespace;
 mod network_policy;

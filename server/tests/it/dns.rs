@@ -30,7 +30,7 @@ async fn refresh_checks_the_record_now_and_the_pages_show_it(pool: PgPool) {
         interval: Duration::ZERO,
     };
     let (_stop, stopped) = tokio::sync::watch::channel(false);
-    fleet::attach_dns_probes(&mut state, Some(settings), stopped);
+    fleet::attach_dns_probes(&mut state, Some(settings), None, stopped);
     let router = opencrane::http::router(
         state,
         AuthConfig::tokens_only(vec![("test".into(), TOKEN.into())], true, Scope::Fleet, true),

@@ -31,6 +31,11 @@ pub struct DnsHostView {
     pub cert_not_after: Option<DateTime<Utc>>,
     /// Whole days left.
     pub cert_days_left: Option<i64>,
+    /// cert-manager's Ready condition of the vanity Certificate (`None`: not a vanity host, or
+    /// the fleet does not read the cluster).
+    pub issuance_ready: Option<bool>,
+    /// That condition in words ("not ready (Issuing: …)", "no Certificate …").
+    pub issuance: Option<String>,
     /// Why the check could not be made (nameservers or handshake), in words.
     pub problem: Option<String>,
     /// When it was checked.
@@ -53,6 +58,17 @@ impl DnsHostView {
             ),
             _ => ("Nameservers unreachable".to_owned(), "bad"),
         }
+    }
+
+    /// cert-manager's word on the vanity certificate, and its tone (`None`: nothing to say).
+    pub fn issuance_text(&self) -> Option<(String, &'static str)> {
+        let text = self.issuance.clone()?;
+        let tone = match self.issuance_ready {
+            Some(true) => "ok",
+            Some(false) => "bad",
+            None => "warn",
+        };
+        Some((format!("cert-manager: {text}"), tone))
     }
 
     /// The served certificate's state for people, and its tone.

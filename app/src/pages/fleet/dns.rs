@@ -117,12 +117,15 @@ pub fn DnsHosts(hosts: Vec<DnsHostView>, cluster_tenant: String, done: String, p
             let owner = h.ownership.clone().map_or_else(|| "–".to_owned(), |o| o.replace(',', ", "));
             let issuer = h.cert_issuer.clone().unwrap_or_else(|| "–".into());
             let problem = h.problem.clone().map(|p| view! { <div class="muted small">{p}</div> });
+            let issuance = h
+                .issuance_text()
+                .map(|(text, tone)| view! { <div class="small"><Badge text=text tone=tone /></div> });
             view! {
                 <tr data-host=h.host.clone() data-record=h.record_state.clone() data-cert=h.cert_health.clone().unwrap_or_default()>
                     <td class="mono">{h.host.clone()}<div class="muted small">{h.kind.clone()}</div></td>
                     <td><Badge text=record tone=record_tone />{problem}</td>
                     <td class="small">{owner}</td>
-                    <td><Badge text=cert tone=cert_tone /><div class="muted small">{issuer}</div></td>
+                    <td><Badge text=cert tone=cert_tone /><div class="muted small">{issuer}</div>{issuance}</td>
                     <td>{timestamp(h.checked_at)}</td>
                 </tr>
             }

@@ -25,6 +25,7 @@ fn text(v: &serde_json::Value) -> Option<String> {
 pub fn host_view(row: &DnsCheckRow) -> DnsHostView {
     let record = &row.record;
     let cert = row.certificate.as_ref();
+    let issuance = cert.map(|c| &c["certManager"]).filter(|i| i.is_object());
     let problem = match (record["error"].as_str(), cert.and_then(|c| c["error"].as_str())) {
         (Some(dns), _) => Some(dns.to_owned()),
         (None, Some(tls)) => Some(tls.to_owned()),
@@ -45,6 +46,8 @@ pub fn host_view(row: &DnsCheckRow) -> DnsHostView {
             .unwrap_or_default(),
         cert_not_after: cert.and_then(|c| serde_json::from_value(c["notAfter"].clone()).ok()),
         cert_days_left: cert.and_then(|c| c["assessment"]["daysLeft"].as_i64()),
+        issuance_ready: issuance.and_then(|i| i["ready"].as_bool()),
+        issuance: issuance.and_then(|i| text(&i["text"])),
         problem,
         checked_at: row.checked_at,
     }

@@ -59,6 +59,9 @@ async fn rig(test: &str) -> Rig {
 /// A rig whose `dns` step asks these probes whether the record resolves.
 async fn rig_with(test: &str, dns_truth: Option<Arc<opencrane_provision::dns_truth::DnsTruth>>) -> Rig {
     let fake = FakeApiServer::start().await.unwrap();
+    // Plays cert-manager: a vanity Certificate is issued as soon as it is applied (the test of the
+    // dns step's wait for it overrides this).
+    fake.settle("certificates", issued(true));
     let client = client_for(&fake.url(), Duration::from_secs(1)).unwrap();
     let fakes = Fakes::new(test);
     let ready = Arc::new(AtomicU16::new(200));
@@ -78,6 +81,15 @@ async fn rig_with(test: &str, dns_truth: Option<Arc<opencrane_provision::dns_tru
         .await
         .unwrap();
     Rig { fake, fakes, backend, client, ready }
+}
+
+/// A Certificate's status as cert-manager writes it, issued or still issuing.
+fn issued(ready: bool) -> serde_json::Value {
+    if ready {
+        json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired"}]})
+    } else {
+        json!({"conditions": [{"type": "Ready", "status": "False", "reason": "DoesNotExist", "message": "Issuing certificate as Secret does not exist"}]})
+    }
 }
 
 async fn seed(pool: &PgPool, name: &str, policy: &str) {
@@ -525,4 +537,72 @@ async fn the_dns_step_waits_until_the_record_resolves(pool: PgPool) {
     let steps = provisioning::steps(&pool, "beta").await.unwrap();
     let dns = steps.iter().find(|s| s.step == "dns").unwrap();
     assert!(dns.message.contains("could not be checked"), "{}", dns.message);
+}
+
+/// With a vanity domain the `dns` step also waits until cert-manager reports the vanity
+/// Certificate Ready (cert-manager played through the status subresource, as it writes it), and
+/// the DNS truth shows that condition beside the served certificate.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_dns_step_waits_for_the_vanity_certificate_and_the_truth_shows_its_condition(pool: PgPool) {
+    use opencrane_provision::dns_truth::{DnsTruth, DnsTruthSettings};
+    let rig = rig("cert-wait").await;
+    rig.fake.settle("certificates", issued(false));
+    seed(&pool, "acme", "Delete").await;
+    let mut waited = false;
+    for _ in 0..6 {
+        match reconcile(&pool, &rig.backend, "acme").await.unwrap() {
+            Outcome::Waiting(StepId::Database) => database_comes_up(&rig.client, "acme").await,
+            Outcome::Waiting(StepId::Dns) => {
+                waited = true;
+                break;
+            }
+            other => panic!("expected the dns step to wait for the certificate, got {other:?}"),
+        }
+    }
+    assert!(waited, "the dns step never waited");
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    let dns = steps.iter().find(|s| s.step == "dns").unwrap();
+    assert_eq!((dns.state.as_str(), dns.reason.as_str()), ("running", "WaitingForCertificate"), "{dns:?}");
+    assert!(
+        dns.message.contains("portal.acme.io") && dns.message.contains("Issuing certificate as Secret does not exist"),
+        "{}",
+        dns.message
+    );
+
+    // The DNS truth reads the same condition (nameservers unreachable here: only the certificate
+    // part matters).
+    let truth = DnsTruth::new(DnsTruthSettings {
+        base_domain: "example.com".into(),
+        ingress_ip: Some("127.0.0.1".parse().unwrap()),
+        nameservers: vec![format!("127.0.0.1:{}", support::free_port()).parse().unwrap()],
+        tls_port: support::free_port(),
+        timeout: Duration::from_millis(500),
+        concurrency: 1,
+        interval: Duration::ZERO,
+    })
+    .with_cluster(rig.client.clone());
+    let rows = truth.check("acme", Some("portal.acme.io")).await;
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].certificate.as_ref().unwrap().get("certManager").is_none(), "the canonical host has none");
+    let cert_manager = &rows[1].certificate.as_ref().unwrap()["certManager"];
+    assert_eq!(cert_manager["ready"], false, "{cert_manager}");
+    assert!(cert_manager["text"].as_str().unwrap().starts_with("not ready: DoesNotExist"), "{cert_manager}");
+
+    // cert-manager issues it: the step finishes, the silo converges, the truth says ready.
+    let certificates: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        rig.client.clone(),
+        "opencrane-acme",
+        &kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("cert-manager.io", "v1", "Certificate"),
+            "certificates",
+        ),
+    );
+    let status = json!({ "status": issued(true) });
+    certificates
+        .patch_status("opencrane-silo-vanity", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&status))
+        .await
+        .unwrap();
+    assert_eq!(until_converged(&pool, &rig, "acme").await.last(), Some(&Outcome::Converged));
+    let rows = truth.check("acme", Some("portal.acme.io")).await;
+    assert_eq!(rows[1].certificate.as_ref().unwrap()["certManager"]["ready"], true);
 }

@@ -12,3 +12,8 @@ pub fn desired<'a>(display_name: &'a str, quota: &'a serde_json::Value, policy: 
 pub async fn seed(pool: &PgPool, name: &str, desired: &DesiredState<'_>) {
     cluster_tenants::insert(pool, name, desired).await.unwrap();
 }
+
+/// A loopback port nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
