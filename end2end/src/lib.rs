@@ -113,6 +113,12 @@ impl DevServer {
 
     /// Like [`start`](Self::start), with these `opencrane dev` arguments (ports included).
     pub fn start_with(args: &[&str]) -> Self {
+        Self::start_with_env(args, &[])
+    }
+
+    /// Like [`start_with`](Self::start_with), with these environment variables too (e.g.
+    /// `KUBECONFIG` pointing at a fake API server).
+    pub fn start_with_env(args: &[&str], envs: &[(&str, &str)]) -> Self {
         // Relative paths are relative to the workspace (cargo runs tests in the package directory).
         let bin = workspace()
             .join(env::var_os("OPENCRANE_BIN").map(PathBuf::from).unwrap_or_else(|| "target/debug/opencrane".into()));
@@ -129,6 +135,7 @@ impl DevServer {
             .arg(&state_dir)
             .env("LEPTOS_SITE_ROOT", &site)
             .env("RUST_LOG", "warn")
+            .envs(envs.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

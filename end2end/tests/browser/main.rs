@@ -3,6 +3,7 @@
 //! loopback. One test binary; a module per concern.
 
 mod console;
+mod dns;
 mod enhancement;
 mod identity;
 mod portal;
