@@ -161,7 +161,7 @@ pub async fn get_customer_dns(name: String) -> Result<crate::model::fleet::dns::
 #[server(prefix = "/api/fleet", endpoint = "dns/refresh", input = Json)]
 pub async fn refresh_customer_dns(name: String) -> Result<Vec<crate::model::fleet::dns::DnsHostView>, AppError> {
     let (state, caller) = request_context()?;
-    respond(service::fleet::dns::refresh(&state, &caller, &name).await)
+    respond(service::fleet::dns::refresh(&state, &caller, &name).await.map(|(_, hosts)| hosts))
 }
 
 /// The platform's certificate issuer as the cluster has it (platform operators).

@@ -91,13 +91,19 @@ pub fn probing(state: &AppState) -> bool {
     state.fleet().is_ok_and(|f| f.dns.is_some())
 }
 
-/// Checks one customer's hosts now and answers the fresh result (without probes configured:
-/// what is stored, i.e. nothing; see [`probing`]).
-pub async fn refresh(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<DnsHostView>, AppError> {
-    cluster_tenants::get(state, caller, name).await?;
-    let Some(truth) = state.fleet()?.dns.clone() else { return of(state, caller, name).await };
-    let rows = truth.refresh(&state.pool, name).await.or_fail(caller)?;
-    Ok(rows.iter().map(host_view).collect())
+/// Checks one customer's hosts now and answers the customer with the fresh result (without probes
+/// configured: what is stored, i.e. nothing; see [`probing`]).
+pub async fn refresh(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+) -> Result<(crate::model::fleet::cluster_tenant::ClusterTenant, Vec<DnsHostView>), AppError> {
+    let customer = cluster_tenants::get(state, caller, name).await?;
+    let rows = match state.fleet()?.dns.clone() {
+        Some(truth) => truth.refresh(&state.pool, name).await.or_fail(caller)?,
+        None => dns_checks::of(&state.pool, name).await.or_fail(caller)?,
+    };
+    Ok((customer, rows.iter().map(host_view).collect()))
 }
 
 async fn issuer_operator(state: &AppState, caller: &Caller, action: &str) -> Result<(), AppError> {

@@ -348,8 +348,7 @@ async fn refresh(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    let dns = service::fleet::dns::refresh(&state, &caller, &name).await.api(&caller)?;
-    let ct = service::fleet::cluster_tenants::get(&state, &caller, &name).await.api(&caller)?;
+    let (ct, dns) = service::fleet::dns::refresh(&state, &caller, &name).await.api(&caller)?;
     let probing = service::fleet::dns::probing(&state);
     Ok(Json(json!({ "name": name, "phase": ct.status.phase, "probing": probing, "dns": dns })).into_response())
 }
