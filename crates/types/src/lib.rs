@@ -5,6 +5,7 @@
 //!   a silo user's workspace ([`TenantPhase`]);
 //! - [`provisioning`]: the steps of the silo pipeline ([`StepId`], in run and teardown order) and
 //!   the state of each ([`StepState`]);
+//! - [`platform_dns`]: the platform certificate issuer's summary (wire shape of `/platform/dns`);
 //! - [`rules`]: the field rules every validator uses (Kubernetes quantities, customer and user
 //!   names, domains, label values, versions, display text).
 //!
@@ -16,6 +17,7 @@
 //! `Tenant` (silo database, REST, CRD); a *member* is an OrgMembership.
 
 pub mod cluster_tenant;
+pub mod platform_dns;
 pub mod provisioning;
 pub mod rules;
 

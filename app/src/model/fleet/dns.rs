@@ -129,40 +129,9 @@ pub struct CustomerDns {
 pub struct PlatformDnsView {
     /// Whether this fleet reaches a Kubernetes API server (else nothing below is known).
     pub available: bool,
-    /// Whether the issuer exists.
-    pub configured: bool,
-    /// Its name (the one customer certificates request).
-    pub issuer_name: String,
-    /// `ClusterIssuer`.
-    pub issuer_kind: String,
-    /// Where its secrets live (cert-manager's namespace).
-    pub issuer_namespace: String,
-    /// The DNS-01 provider (`cloudflare`, `clouddns`, …).
-    pub provider: Option<String>,
-    /// The zone the DNS-01 solver answers for.
-    pub zone: Option<String>,
-    /// The ACME account's e-mail.
-    pub email: Option<String>,
-    /// The ACME directory.
-    pub server: Option<String>,
-    /// The issuer's own Ready condition (`None`: cert-manager has not reported).
-    pub ready: Option<bool>,
-    /// Its reason and message.
-    pub message: Option<String>,
-    /// The solver Secret (`opencrane-dns01-<provider>`), when the issuer uses one.
-    pub secret_name: Option<String>,
-    /// Whether that Secret holds a token.
-    pub token_set: bool,
-    /// When the token last changed.
-    pub token_changed_at: Option<DateTime<Utc>>,
-    /// Who manages the issuer (`opencrane-fleet-manager`, `Helm`).
-    pub managed_by: Option<String>,
-    /// Whether it may be changed here (`certManager.createIssuer=fleet`).
-    pub editable: bool,
-    /// Whether the issuer is self-signed (the chart's default, for trying things out).
-    pub self_signed: bool,
-    /// The provider's solver block (no secret in it: the Secret is referenced by name).
-    pub solver_config: Option<serde_json::Value>,
+    /// The issuer.
+    #[serde(flatten)]
+    pub issuer: opencrane_types::platform_dns::IssuerSummary,
     /// Why nothing could be read, when the cluster refused or was unreachable.
     pub problem: Option<String>,
 }
@@ -170,8 +139,8 @@ pub struct PlatformDnsView {
 impl PlatformDnsView {
     /// The issuer's state for people, and its tone.
     pub fn ready_text(&self) -> (String, &'static str) {
-        let detail = self.message.clone().map(|m| format!(": {m}")).unwrap_or_default();
-        match (self.configured, self.ready) {
+        let detail = self.issuer.message.clone().map(|m| format!(": {m}")).unwrap_or_default();
+        match (self.issuer.configured, self.issuer.ready) {
             (false, _) => ("Not configured".to_owned(), "idle"),
             (true, Some(true)) => (format!("Ready{detail}"), "ok"),
             (true, Some(false)) => (format!("Not ready{detail}"), "bad"),

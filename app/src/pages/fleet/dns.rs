@@ -41,7 +41,7 @@ pub fn DnsPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="muted">"Loading the issuer…"</p> }>
             {move || Suspend::new(async move {
                 match get_platform_dns().await {
-                    Ok(issuer) => view! { <IssuerCard issuer /> }.into_any(),
+                    Ok(issuer) => view! { <IssuerCard view=issuer /> }.into_any(),
                     Err(error) => view! { <ErrorView error /> }.into_any(),
                 }
             })}
@@ -140,11 +140,12 @@ pub fn DnsHosts(hosts: Vec<DnsHostView>, cluster_tenant: String, done: String, p
 
 /// The platform's issuer: what the cluster has, and the form when the fleet manages it.
 #[component]
-fn IssuerCard(issuer: PlatformDnsView) -> impl IntoView {
-    let body = if !issuer.available {
+fn IssuerCard(view: PlatformDnsView) -> impl IntoView {
+    let issuer = view.issuer.clone();
+    let body = if !view.available {
         view! { <p class="muted">"This fleet-manager reaches no Kubernetes API server, so it has no certificate issuer to show (opencrane dev uses the local provisioner)."</p> }.into_any()
     } else {
-        let (ready, tone) = issuer.ready_text();
+        let (ready, tone) = view.ready_text();
         let token = match (issuer.secret_name.clone(), issuer.token_set, issuer.token_changed_at) {
             (Some(secret), true, Some(at)) => format!("set, last changed {} (Secret {secret})", timestamp(at)),
             (Some(secret), true, None) => format!("set (Secret {secret})"),
@@ -157,7 +158,7 @@ fn IssuerCard(issuer: PlatformDnsView) -> impl IntoView {
             issuer.provider.clone().unwrap_or_else(|| "–".into())
         };
         let managed = issuer.managed_by.clone().unwrap_or_else(|| "–".into());
-        let problem = issuer.problem.clone().map(|p| view! { <Notice tone="bad">{p}</Notice> });
+        let problem = view.problem.clone().map(|p| view! { <Notice tone="bad">{p}</Notice> });
         let form = if issuer.editable {
             view! { <IssuerForm issuer=issuer.clone() /> }.into_any()
         } else {
@@ -199,7 +200,7 @@ fn IssuerCard(issuer: PlatformDnsView) -> impl IntoView {
 /// The issuer form: a plain post (works without the wasm); after a refused post it shows what was
 /// typed (never the token) and each message under its field.
 #[component]
-fn IssuerForm(issuer: PlatformDnsView) -> impl IntoView {
+fn IssuerForm(issuer: opencrane_types::platform_dns::IssuerSummary) -> impl IntoView {
     let echo = forms::echo(ISSUER_FORM);
     let value = |key: &str, current: Option<String>| {
         echo.as_ref().map_or_else(|| current.unwrap_or_default(), |e| e.value(key).unwrap_or_default())

@@ -115,28 +115,8 @@ async fn issuer_operator(state: &AppState, caller: &Caller, action: &str) -> Res
     Err(cluster_tenants::not_operator(state, caller, action, "platform-dns", message, json!({})).await)
 }
 
-fn issuer_view(summary: IssuerSummary) -> PlatformDnsView {
-    PlatformDnsView {
-        available: true,
-        configured: summary.configured,
-        issuer_name: summary.issuer_name,
-        issuer_kind: summary.issuer_kind,
-        issuer_namespace: summary.issuer_namespace,
-        provider: summary.provider,
-        zone: summary.zone,
-        email: summary.email,
-        server: summary.server,
-        ready: summary.ready,
-        message: summary.message,
-        secret_name: summary.secret_name,
-        token_set: summary.token_set,
-        token_changed_at: summary.token_changed_at,
-        managed_by: summary.managed_by,
-        editable: summary.editable,
-        self_signed: summary.self_signed,
-        solver_config: summary.solver_config,
-        problem: None,
-    }
+fn issuer_view(issuer: IssuerSummary) -> PlatformDnsView {
+    PlatformDnsView { available: true, issuer, problem: None }
 }
 
 fn issuer_error(err: platform_dns::Error) -> AppError {
@@ -168,12 +148,14 @@ pub async fn issuer(state: &AppState, caller: &Caller) -> Result<PlatformDnsView
             let settings = plane.settings();
             Ok(PlatformDnsView {
                 available: true,
-                issuer_name: settings.issuer_name.clone(),
-                issuer_kind: "ClusterIssuer".into(),
-                issuer_namespace: settings.cert_manager_namespace.clone(),
-                editable: settings.managed,
+                issuer: IssuerSummary {
+                    issuer_name: settings.issuer_name.clone(),
+                    issuer_kind: "ClusterIssuer".into(),
+                    issuer_namespace: settings.cert_manager_namespace.clone(),
+                    editable: settings.managed,
+                    ..IssuerSummary::default()
+                },
                 problem: Some(err.to_string()),
-                ..PlatformDnsView::default()
             })
         }
     }
