@@ -538,6 +538,17 @@ impl Browser {
         self.call("POST", "/execute/sync", Some(json!({ "script": script, "args": [] })))
     }
 
+    /// Runs `script` as an asynchronous WebDriver script: it ends by calling
+    /// `arguments[arguments.length - 1]` with its result.
+    pub fn eval_async(&self, script: &str) -> Value {
+        self.call("POST", "/execute/async", Some(json!({ "script": script, "args": [] })))
+    }
+
+    /// Resizes the window (CSS pixels of the outer window; headless has no chrome around it).
+    pub fn resize(&self, width: u32, height: u32) {
+        self.call("POST", "/window/rect", Some(json!({ "width": width, "height": height })));
+    }
+
     /// The cookies visible to the current page, with their attributes.
     pub fn cookies(&self) -> Vec<Value> {
         self.call("GET", "/cookie", None).as_array().cloned().unwrap_or_default()

@@ -246,7 +246,8 @@ pub fn test(args: &[String]) -> Result {
 /// locked dependencies once.
 pub fn install_test_provider() -> Result {
     let dir = root().join("end2end").join("oidc");
-    if dir.join("node_modules").join("oidc-provider").is_dir() {
+    // The OpenID Provider and axe-core (the accessibility test).
+    if ["oidc-provider", "axe-core"].iter().all(|p| dir.join("node_modules").join(p).is_dir()) {
         return Ok(());
     }
     let npm = Command::new("npm").arg("--version").output();

@@ -2,6 +2,7 @@
 //! through headless Chromium, and for sign-in a real OpenID Provider (`oidc-provider`) on
 //! loopback. One test binary; a module per concern.
 
+mod accessibility;
 mod console;
 mod dns;
 mod enhancement;
