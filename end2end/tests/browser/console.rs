@@ -124,6 +124,28 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
         browser.click(&browser.wait("button.btn.danger"));
         browser.find("#delete-confirm")
     });
+    // A modal dialog: it fits a small screen (scrolling inside), Tab stays in it, Escape closes it
+    // and gives focus back to the button that opened it.
+    browser.resize(420, 600);
+    let fits = browser.eval(
+        "const d = document.querySelector('[role=dialog]'); return d.getBoundingClientRect().bottom <= window.innerHeight && getComputedStyle(d).overflowY === 'auto';",
+    );
+    assert_eq!(fits, true, "the dialog fits at 420×600 and scrolls inside");
+    let inside = "return document.querySelector('[role=dialog]').contains(document.activeElement);";
+    let cancel = browser.wait("[role=dialog] button.ghost");
+    browser.type_text(&cancel, "\u{E004}");
+    assert_eq!(browser.eval(inside), true, "Tab from the last control stays in the dialog");
+    browser.type_text(&browser.wait("#delete-confirm"), "\u{E00C}");
+    wait_for("the dialog to close", || browser.find("[role=dialog]").is_none().then_some(()));
+    wait_for("focus back on the Delete… button", || {
+        let focused = browser.eval("return document.activeElement.getAttribute('aria-haspopup');");
+        (focused == "dialog").then_some(())
+    });
+    browser.resize(1280, 900);
+    wait_for("the delete dialog to open again", || {
+        browser.click(&browser.wait("button.btn.danger"));
+        browser.find("#delete-confirm")
+    });
     let confirm_button = browser.wait(".dialog button[type=submit]");
     assert!(!browser.enabled(&confirm_button), "enabled before typing");
     let input = browser.wait("#delete-confirm");

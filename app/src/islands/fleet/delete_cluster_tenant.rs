@@ -58,6 +58,35 @@ async fn sleep(ms: u64) {
     let _ = ms;
 }
 
+/// Keeps Tab and Shift+Tab inside the dialog (the WAI-ARIA modal dialog pattern): from the last
+/// control Tab goes to the first, from the first Shift+Tab to the last.
+fn trap_focus(dialog: Option<web_sys::HtmlDivElement>, ev: &ev::KeyboardEvent) {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast as _;
+        let Some(dialog) = dialog else { return };
+        // What Tab can reach: an unchecked radio button is skipped within its group.
+        let reachable =
+            "button:not([disabled]), a[href], input:not([disabled]):not([type=radio]), input[type=radio]:checked";
+        let Ok(list) = dialog.query_selector_all(reachable) else { return };
+        let items: Vec<web_sys::HtmlElement> =
+            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.dyn_into().ok()).collect();
+        let (Some(first), Some(last)) = (items.first(), items.last()) else { return };
+        let active = document().active_element();
+        let at =
+            |el: &web_sys::HtmlElement| active.as_ref().is_some_and(|a| a == el.unchecked_ref::<web_sys::Element>());
+        if ev.shift_key() && at(first) {
+            ev.prevent_default();
+            let _ = last.focus();
+        } else if !ev.shift_key() && at(last) {
+            ev.prevent_default();
+            let _ = first.focus();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (dialog, ev);
+}
+
 /// The "Delete…" button and its confirmation panel.
 #[island]
 pub fn DeleteClusterTenant(
@@ -73,6 +102,8 @@ pub fn DeleteClusterTenant(
     let pending = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
     let input = NodeRef::<html::Input>::new();
+    let opener = NodeRef::<html::Button>::new();
+    let dialog = NodeRef::<html::Div>::new();
     let name = StoredValue::new(name);
     let matches = move || name.with_value(|n| typed.with(|t| t.trim() == n));
 
@@ -84,10 +115,16 @@ pub fn DeleteClusterTenant(
             }
         });
     };
+    // Focus goes back to the button that opened the dialog.
     let close = move || {
         open.set(false);
         typed.set(String::new());
         error.set(None);
+        request_animation_frame(move || {
+            if let Some(el) = opener.get_untracked() {
+                let _ = el.focus();
+            }
+        });
     };
     let confirm = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
@@ -114,23 +151,26 @@ pub fn DeleteClusterTenant(
     };
 
     view! {
-        <button type="button" class="btn danger" on:click=show aria-haspopup="dialog">
+        <button type="button" class="btn danger" on:click=show aria-haspopup="dialog" node_ref=opener>
             "Delete…"
         </button>
         <Show when=move || open.get()>
             <div class="overlay">
-                <form
+                <div
                     class="dialog"
                     role="dialog"
                     aria-modal="true"
                     aria-labelledby="delete-title"
-                    on:submit=confirm
+                    node_ref=dialog
                     on:keydown=move |ev: ev::KeyboardEvent| {
-                        if ev.key() == "Escape" {
-                            close();
+                        match ev.key().as_str() {
+                            "Escape" => close(),
+                            "Tab" => trap_focus(dialog.get_untracked(), &ev),
+                            _ => {}
                         }
                     }
                 >
+                <form class="dialog-body" on:submit=confirm>
                     <h2 id="delete-title">{format!("Delete “{display_name}”?")}</h2>
                     <p>"This tears the silo down, in this order, and removes:"</p>
                     <ul class="inventory">
@@ -174,10 +214,11 @@ pub fn DeleteClusterTenant(
                             {move || if pending.get() { "Deleting…" } else { "Delete customer" }}
                         </button>
                         <button type="button" class="btn ghost" on:click=move |_| close()>
-                            "Cancel"
+                            {move || if pending.get() { "Close (the deletion goes on)" } else { "Cancel" }}
                         </button>
                     </div>
                 </form>
+                </div>
             </div>
         </Show>
     }
