@@ -67,7 +67,7 @@ pub fn LimitTable(limits: Vec<LimitView>, show_binding: bool) -> impl IntoView {
                     <td class="nowrap" title=timestamp(l.resets_at)>{l.resets_local.clone()}</td>
                     <td class="actions">
                         {(!show_binding).then(|| view! {
-                            <crate::islands::silo::portal_form::RowActionButton action=crate::islands::silo::portal_form::RowAction::DeleteLimit(l.id.clone()) label="Remove".to_owned() done="/budgets".to_owned() />
+                            <crate::islands::silo::portal_form::RowActionButton action=crate::islands::silo::portal_form::RowAction::DeleteLimit(l.id.clone()) label="Remove".to_owned() done="/budgets".to_owned() of=format!("the {} limit of {}", l.period, l.target) />
                         })}
                     </td>
                 </tr>

@@ -98,13 +98,22 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     // A group budget: a bad amount is named; then 100 a month for engineering.
     browser.goto(&format!("{silo}/budgets"));
     open_details(&browser, "new-limit");
+    // The whole silo needs no target: the picker hides; a group offers groups only.
+    wait_for("the target picker to hide for the whole silo", || {
+        browser
+            .eval("return document.querySelector('#new-limit-target').closest('.field-slot').hidden;")
+            .as_bool()
+            .filter(|h| *h)
+    });
     choose(&browser, "new-limit-level", "group");
     let group_option = wait_for("the engineering option", || {
         browser
-            .eval("const o = [...document.querySelectorAll('#new-limit-target option')].find(o => o.textContent === 'group engineering'); return o ? o.value : null;")
+            .eval("const o = [...document.querySelectorAll('#new-limit-target optgroup[label=Groups] option')].find(o => o.textContent === 'engineering'); return o ? o.value : null;")
             .as_str()
             .map(str::to_owned)
     });
+    let users_hidden = browser.eval("return document.querySelector('#new-limit-target optgroup[label=Users]').hidden;");
+    assert_eq!(users_hidden, true, "a group limit offers no users");
     choose(&browser, "new-limit-target", &group_option);
     fill(&browser, "new-limit-amount", "lots");
     assert!(submit_for_error(&browser, "new-limit", "amount").contains("amount"));

@@ -29,6 +29,15 @@ pub enum FieldKind {
     Number,
     /// One of (value, label).
     Select(Vec<(String, String)>),
+    /// One of (value, label), in groups that depend on another field: with the wasm only the group
+    /// whose `when` is that field's value is offered (the field hides when none is); without it,
+    /// every group shows under its label, after an empty choice.
+    Grouped {
+        /// The key of the field that picks the group.
+        follows: String,
+        /// The groups, in order.
+        groups: Vec<OptionGroup>,
+    },
     /// Any of (value, label), as checkboxes (sent as a list).
     Multi(Vec<(String, String)>),
     /// One item per line or comma (sent as a list).
@@ -40,6 +49,9 @@ pub enum FieldKind {
     /// `cidr port,port` per line (sent as `[{cidr, ports}]`).
     Egress,
 }
+
+/// Options offered when another field has the value `when` (`(when, label, [(value, label)])`).
+pub type OptionGroup = (String, String, Vec<(String, String)>);
 
 /// One described field.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,6 +139,7 @@ impl FieldKind {
     fn bare(&self) -> Self {
         match self {
             Self::Select(_) => Self::Select(Vec::new()),
+            Self::Grouped { follows, .. } => Self::Grouped { follows: follows.clone(), groups: Vec::new() },
             Self::Multi(_) => Self::Multi(Vec::new()),
             other => other.clone(),
         }
@@ -179,7 +192,9 @@ fn items(text: &str) -> Vec<String> {
 /// The JSON value of one field, or the message for it.
 fn encode(kind: &FieldKind, text: &str) -> Result<Value, String> {
     Ok(match kind {
-        FieldKind::Text | FieldKind::Password | FieldKind::Select(_) => json!(text.trim()),
+        FieldKind::Text | FieldKind::Password | FieldKind::Select(_) | FieldKind::Grouped { .. } => {
+            json!(text.trim())
+        }
         FieldKind::Number if text.trim().is_empty() => Value::Null,
         FieldKind::Number => json!(text.trim().parse::<i64>().map_err(|_| "Enter a whole number.".to_owned())?),
         FieldKind::Lines | FieldKind::Multi(_) => json!(items(text)),
@@ -430,6 +445,11 @@ fn DescribedForm(
         });
     };
     let form_id = id.clone();
+    // Effects run only in the browser: until then (and without the wasm) every group shows.
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let signal_of: Vec<(String, RwSignal<String>)> =
+        fields.get_value().iter().map(|f| f.key.clone()).zip(values.iter().copied()).collect();
     let rendered = fields
         .get_value()
         .into_iter()
@@ -441,7 +461,49 @@ fn DescribedForm(
             let error = Signal::derive(move || errors.with(|e| e.get(&key).map(str::to_owned)));
             // Rendered as the attribute too, so the server's HTML shows it before hydration.
             let initial = value.get_untracked();
+            let mut shown: Option<Signal<bool>> = None;
             let control = match f.kind.clone() {
+                FieldKind::Grouped { follows, groups } => {
+                    let follow =
+                        signal_of.iter().find(|(k, _)| *k == follows).map_or_else(|| RwSignal::new(String::new()), |(_, s)| *s);
+                    let choices: Vec<(String, Vec<String>)> =
+                        groups.iter().map(|(when, _, opts)| (when.clone(), opts.iter().map(|(v, _)| v.clone()).collect())).collect();
+                    let choices = StoredValue::new(choices);
+                    let offered = move || {
+                        let picked = follow.get();
+                        choices.with_value(|c| c.iter().find(|(when, _)| *when == picked).map(|(_, v)| v.clone()))
+                    };
+                    // A change of the group picks its first option (or none), unless the value is in it.
+                    Effect::new(move |_| {
+                        let options = offered().unwrap_or_default();
+                        if !options.contains(&value.get_untracked()) {
+                            value.set(options.first().cloned().unwrap_or_default());
+                        }
+                    });
+                    shown = Some(Signal::derive(move || !hydrated.get() || offered().is_some()));
+                    let current = initial.clone();
+                    let none_selected = current.is_empty();
+                    view! {
+                        <select id=input_id.clone() name=name prop:value=move || value.get() on:change=move |ev| value.set(event_target_value(&ev))>
+                            <option value="" selected=none_selected hidden=move || hydrated.get()>"(none)"</option>
+                            {groups
+                                .into_iter()
+                                .map(|(when, label, opts)| {
+                                    let off = Signal::derive(move || hydrated.get() && follow.get() != when);
+                                    let options = opts
+                                        .into_iter()
+                                        .map(|(v, label)| {
+                                            let selected = v == current;
+                                            view! { <option value=v selected=selected>{label}</option> }
+                                        })
+                                        .collect_view();
+                                    view! { <optgroup label=label hidden=off disabled=off>{options}</optgroup> }
+                                })
+                                .collect_view()}
+                        </select>
+                    }
+                    .into_any()
+                }
                 FieldKind::Select(opts) => {
                     let current = initial.clone();
                     view! {
@@ -510,10 +572,13 @@ fn DescribedForm(
                 }
                 .into_any(),
             };
+            let shown = shown.unwrap_or_else(|| Signal::derive(|| true));
             view! {
-                <Field id=input_id.clone() label=f.label.clone() required=f.required hint=f.hint.clone().unwrap_or_default() error=error>
-                    {control}
-                </Field>
+                <div class="field-slot" hidden=move || !shown.get()>
+                    <Field id=input_id.clone() label=f.label.clone() required=f.required hint=f.hint.clone().unwrap_or_default() error=error>
+                        {control}
+                    </Field>
+                </div>
             }
         })
         .collect_view();

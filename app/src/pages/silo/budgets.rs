@@ -16,9 +16,12 @@ use crate::{
 };
 
 fn limit_fields(o: &BudgetOverview) -> Vec<FormField> {
-    let mut targets = vec![(String::new(), "(the whole silo)".to_owned())];
-    targets.extend(o.groups.iter().map(|(id, name)| (id.clone(), format!("group {name}"))));
-    targets.extend(o.users.iter().map(|u| (u.clone(), format!("user {u}"))));
+    let groups: Vec<(String, String)> = o.groups.iter().map(|(id, name)| (id.clone(), name.clone())).collect();
+    let users: Vec<(String, String)> = o.users.iter().map(|u| (u.clone(), u.clone())).collect();
+    let targets = FieldKind::Grouped {
+        follows: "level".into(),
+        groups: vec![("group".into(), "Groups".into(), groups), ("user".into(), "Users".into(), users)],
+    };
     vec![
         FormField::new(
             "level",
@@ -30,7 +33,9 @@ fn limit_fields(o: &BudgetOverview) -> Vec<FormField> {
             ]),
         )
         .value("silo"),
-        FormField::new("target", "Which group or user", FieldKind::Select(targets)),
+        FormField::new("target", "Which group or user", targets).hint(
+            "A user's limit set here is the one on the user's page: saving replaces it. Leave empty for the whole silo.",
+        ),
         FormField::new("amount", "Amount", FieldKind::Text)
             .required()
             .hint("Per period, e.g. 500 or 99.50; 0 blocks all spending."),
