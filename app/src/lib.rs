@@ -82,6 +82,8 @@ pub struct UiContext {
     pub validation: model::fleet::cluster_tenant::ValidationContext,
     /// Whether sign-in through the identity provider is configured.
     pub sign_in: bool,
+    /// The fleet console's URL (silo only: membership is managed there).
+    pub fleet_console: Option<String>,
 }
 
 impl UiContext {

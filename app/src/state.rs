@@ -36,6 +36,9 @@ pub struct SiloSettings {
     pub base_domain: Option<String>,
     /// The portal's secrets and LiteLLM enforcement.
     pub portal: PortalRuntime,
+    /// The fleet console's URL (`--fleet-console-url`, else `https://platform.<base>`), for links
+    /// to what is managed there (members).
+    pub fleet_console: Option<String>,
 }
 
 /// What the silo portal needs beyond its database.
@@ -187,6 +190,7 @@ impl AppState {
                 billing_enabled: f.billing_enabled,
                 validation: f.validation.clone(),
                 sign_in: self.sign_in,
+                fleet_console: None,
             },
             RoleSettings::Silo(s) => crate::UiContext {
                 role: Role::Silo,
@@ -196,6 +200,7 @@ impl AppState {
                 billing_enabled: false,
                 validation: ValidationContext::default(),
                 sign_in: self.sign_in,
+                fleet_console: s.fleet_console.clone(),
             },
         }
     }

@@ -392,6 +392,9 @@ pub struct SiloArgs {
     /// The ClusterTenant this silo serves.
     #[arg(long, env = "OPENCRANE_CLUSTER_TENANT", value_parser = parse_cluster_tenant)]
     pub cluster_tenant: String,
+    /// The fleet console's URL, for the members page's link (default `https://platform.<base>`).
+    #[arg(long, env = "OPENCRANE_FLEET_CONSOLE_URL")]
+    pub fleet_console_url: Option<String>,
     /// Base domain: the silo answers on `<cluster-tenant>.<base>`.
     #[arg(long, env = "PLATFORM_BASE_DOMAIN", value_parser = parse_domain)]
     pub platform_base_domain: Option<String>,

@@ -170,6 +170,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         base_domain: args.platform_base_domain.clone(),
         auth: fleet_args.clone(),
         dev_token: token.clone(),
+        fleet_console: format!("http://{fleet_addr}"),
         fleet_url: format!("http://{internal_addr}"),
         first_port: args.silo_port,
         org_client,

@@ -66,6 +66,9 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let mut state = state;
     let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
     if let app::state::RoleSettings::Silo(silo) = &mut state.role {
+        if let Some(url) = args.fleet_console_url.clone() {
+            silo.fleet_console = Some(url);
+        }
         silo.portal = start_portal(&own_name, &state.pool, &args.portal, portal_stop)?;
         // In a cluster, each user is also a Tenant resource in the silo's namespace.
         if let (Some(namespace), Some(client)) =
@@ -121,6 +124,7 @@ pub fn silo_state(
         pool,
         role: RoleSettings::Silo(SiloSettings {
             cluster_tenant,
+            fleet_console: base_domain.as_ref().map(|base| format!("https://platform.{base}")),
             base_domain,
             portal: app::state::PortalRuntime::default(),
         }),

@@ -90,6 +90,10 @@ fn every_page_of_both_roles_passes_axe_and_fits_a_narrow_screen() {
             "/tokens",
         ],
     ));
+    // The silo's members page links to where membership is managed: the fleet console.
+    browser.goto(&format!("{}/members", server.silo_url));
+    let manage = browser.eval("return document.querySelector('#manage-members a').getAttribute('href');");
+    assert_eq!(manage, format!("{}/cluster-tenants/demo/members", server.fleet_url).as_str());
     let mut problems = Vec::new();
     for (width, height) in [(1280, 900), (420, 800)] {
         browser.resize(width, height);

@@ -32,6 +32,8 @@ pub struct DevSiloSettings {
     pub auth: AuthArgs,
     /// The dev token, accepted by every silo.
     pub dev_token: String,
+    /// The fleet console (`http://127.0.0.1:<port>`), for the silos' links to it.
+    pub fleet_console: String,
     /// Where the silos pull their memberships from (the fleet in the same process), each with
     /// its own credential.
     pub fleet_url: String,
@@ -121,6 +123,7 @@ impl DevSiloHost {
         let (stop, stopped) = watch::channel(false);
         let mut triggers = Vec::new();
         if let app::state::RoleSettings::Silo(silo) = &mut state.role {
+            silo.fleet_console = Some(settings.fleet_console.clone());
             silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, stopped.clone())?;
             triggers = silo.portal.triggers.clone();
         }

@@ -18,7 +18,8 @@ use crate::{
 pub fn MembersPage() -> impl IntoView {
     view! {
         <Title text="Members" />
-        <PageHeader title="Members" description="Who belongs to this customer, as the fleet reports it. Membership is managed on the fleet." />
+        <PageHeader title="Members" description="Who belongs to this customer, as the fleet reports it." />
+        {manage_link()}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match list_members().await {
@@ -52,5 +53,21 @@ pub fn MembersPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// Where membership is managed: the customer's members page on the fleet console.
+fn manage_link() -> impl IntoView {
+    let ui = use_context::<crate::UiContext>();
+    let href = ui.and_then(|ui| {
+        let ct = ui.cluster_tenant?;
+        Some(format!("{}/cluster-tenants/{}/members", ui.fleet_console?, crate::model::href::url_encode(&ct)))
+    });
+    match href {
+        Some(href) => view! {
+            <p id="manage-members">"Members are invited, changed and removed on the fleet console: "<a href=href>"manage this customer's members"</a>"."</p>
+        }
+        .into_any(),
+        None => view! { <p class="muted" id="manage-members">"Members are invited, changed and removed on the fleet console."</p> }.into_any(),
     }
 }
