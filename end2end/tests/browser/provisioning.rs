@@ -60,6 +60,11 @@ fn a_customer_created_in_the_console_gets_a_working_silo_that_suspends_resumes_a
     }
     assert_eq!(step_state(&browser, "namespace"), "skipped", "the local backend says why a step does not apply");
     assert!(database_exists(&server, "e2e-prov"), "the silo got its own database");
+    // One truth: the status card on the same page says Ready too, without a reload.
+    wait_for("the status card to say Ready", || {
+        let card = browser.text_of(".status-card")?;
+        (card.contains("Ready") && !card.contains("not serving")).then_some(())
+    });
 
     // Open the silo: its own server, which knows its owner (the member list pulled from the fleet).
     browser.goto(&format!("{}/cluster-tenants/e2e-prov", server.fleet_url));
@@ -73,6 +78,14 @@ fn a_customer_created_in_the_console_gets_a_working_silo_that_suspends_resumes_a
     assert_ne!(silo_url, server.silo_url, "not the demo silo");
     browser.goto(&format!("{silo_url}/members"));
     wait_for("the new silo's member list", || browser.page_text().contains("dev-local-subject").then_some(()));
+    // The new silo learnt it is ready within seconds (it asks every 2 s until it is at rest).
+    browser.wait_for("the new silo to know it is ready", || {
+        browser.goto(&format!("{silo_url}/"));
+        let phase = browser.eval(
+            "const dt = [...document.querySelectorAll('dt')].find(d => d.textContent === 'Phase'); return dt ? dt.nextElementSibling.textContent : null;",
+        );
+        phase.as_str().is_some_and(|p| p.contains("Ready")).then_some(())
+    });
     assert_eq!(browser.eval("return document.body.dataset.role;"), "silo");
 
     // Suspend: the silo stops answering; Resume: it comes back on the same address.

@@ -15,6 +15,18 @@ use tokio::sync::watch;
 /// How often the read-model is refreshed.
 pub const INTERVAL: Duration = Duration::from_secs(60);
 
+/// Between pulls while the silo's own ClusterTenant is not yet at rest (provisioning, resuming):
+/// the silo learns that it is ready within seconds of the fleet, not a minute later.
+pub const SETTLING: Duration = Duration::from_secs(2);
+
+/// How long to wait before the next pull, given the phase last learnt (`None`: not learnt).
+pub fn next_wait(phase: Option<&str>) -> Duration {
+    match phase {
+        Some("ready" | "suspended") => INTERVAL,
+        _ => SETTLING,
+    }
+}
+
 /// One membership as the fleet's internal endpoint returns it.
 #[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -229,7 +241,7 @@ pub async fn pull_own(
     link: &FleetLink,
     cluster_tenant: &str,
     pool: &PgPool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let own: app::service::fleet::cluster_tenants::SiloSelf = get(client, link, cluster_tenant).await?;
     if own.name != cluster_tenant {
         bail!("the fleet answered for {} instead of {cluster_tenant}", own.name);
@@ -250,7 +262,7 @@ pub async fn read_own_resource(
     client: &opencrane_provision::kubernetes::Client,
     cluster_tenant: &str,
     pool: &PgPool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let resource = opencrane_provision::kubernetes::read_cluster_tenant(client, cluster_tenant)
         .await
         .map_err(|e| anyhow::anyhow!("reading ClusterTenant {cluster_tenant}: {e}"))?;
@@ -275,7 +287,9 @@ struct Learnt {
     source: &'static str,
 }
 
-async fn store_own(pool: &PgPool, name: &str, learnt: Learnt) -> anyhow::Result<()> {
+/// Stores what was learnt; answers the phase.
+async fn store_own(pool: &PgPool, name: &str, learnt: Learnt) -> anyhow::Result<String> {
+    let phase = learnt.phase.clone();
     let own = opencrane_silo_db::own::OwnClusterTenant {
         name: name.to_owned(),
         display_name: learnt.display_name,
@@ -287,10 +301,10 @@ async fn store_own(pool: &PgPool, name: &str, learnt: Learnt) -> anyhow::Result<
     };
     let mut conn = pool.acquire().await?;
     opencrane_silo_db::own::store(&mut conn, &own).await?;
-    Ok(())
+    Ok(phase)
 }
 
-/// Pulls on start and every [`INTERVAL`] until `stop` turns true: the members from the fleet, and
+/// Pulls on start and every [`INTERVAL`] ([`SETTLING`] while the silo is not at rest) until `stop` turns true: the members from the fleet, and
 /// the silo's own ClusterTenant from its resource when running in a cluster, else from the fleet.
 /// `triggers` are the silo's background loops, poked when a pull offboarded someone (so their
 /// LLM key is blocked now rather than at the loop's next pass).
@@ -321,12 +335,16 @@ pub fn spawn(
                 Some(kube) => read_own_resource(kube, &cluster_tenant, &pool).await,
                 None => pull_own(&client, &link, &cluster_tenant, &pool).await,
             };
-            if let Err(err) = own {
-                tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "could not learn the silo's own ClusterTenant");
-            }
+            let phase = match own {
+                Ok(phase) => Some(phase),
+                Err(err) => {
+                    tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "could not learn the silo's own ClusterTenant");
+                    None
+                }
+            };
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => break,
-                () = tokio::time::sleep(INTERVAL) => {}
+                () = tokio::time::sleep(next_wait(phase.as_deref())) => {}
             }
         }
     });
@@ -335,6 +353,15 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_silo_that_is_not_at_rest_asks_again_within_seconds() {
+        assert_eq!(next_wait(Some("provisioning")), SETTLING);
+        assert_eq!(next_wait(Some("pending")), SETTLING);
+        assert_eq!(next_wait(None), SETTLING, "nothing learnt yet");
+        assert_eq!(next_wait(Some("ready")), INTERVAL);
+        assert_eq!(next_wait(Some("suspended")), INTERVAL);
+    }
 
     fn member(subject: &str, status: &str) -> MemberWire {
         MemberWire { subject: subject.into(), role: "admin".into(), status: status.into() }

@@ -12,6 +12,7 @@ use leptos::{prelude::*, task::spawn_local};
 
 use crate::{
     api::fleet::{get_provisioning, retry_provisioning, set_cluster_tenant_suspended},
+    components::feedback::PhaseBadge,
     error::AppError,
     model::{
         fleet::cluster_tenant::Phase,
@@ -127,7 +128,30 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
         }
     };
 
+    // The status is drawn from the same poll as the checklist, so both say the same thing.
+    let status = view! {
+        <section class="card status-card" aria-labelledby="status-h">
+            <h2 id="status-h">"Status"</h2>
+            <p>{move || view! { <PhaseBadge phase=view_state.with(|v| v.phase) /> }}</p>
+            <p class="muted status-message">
+                {move || view_state.with(|v| v.message.clone().unwrap_or_else(|| "Waiting for the provisioner.".into()))}
+            </p>
+            <dl class="props">
+                <dt>"Silo"</dt>
+                <dd class="mono">{move || view_state.with(|v| v.silo_url.clone().unwrap_or_else(|| "– (not serving)".into()))}</dd>
+                <dt>"Bound to"</dt>
+                <dd class="mono">{move || view_state.with(|v| v.bound_namespace.clone().unwrap_or_else(|| "–".into()))}</dd>
+                <dt>"Generation"</dt>
+                <dd>{move || view_state.with(|v| format!(
+                    "{} · observed {}",
+                    v.generation,
+                    v.observed_generation.map_or_else(|| "–".to_owned(), |g| g.to_string())
+                ))}</dd>
+            </dl>
+        </section>
+    };
     view! {
+        <div class="live-status">
         <section class="card checklist" aria-labelledby="provisioning-h" aria-live="polite">
             <h2 id="provisioning-h">
                 {move || if view_state.with(|v| v.phase == Phase::Deleting) { "Deletion" } else { "Provisioning" }}
@@ -179,6 +203,8 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
             })}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         </section>
+        {status}
+        </div>
     }
 }
 

@@ -66,6 +66,15 @@ pub struct ProvisioningView {
     pub retained: Vec<String>,
     /// When the server answered (durations of running steps are measured to it).
     pub as_of: DateTime<Utc>,
+    /// The namespace the silo is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_namespace: Option<String>,
+    /// The desired state's generation.
+    #[serde(default)]
+    pub generation: i64,
+    /// The generation the provisioner last finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
 }
 
 impl ProvisioningView {

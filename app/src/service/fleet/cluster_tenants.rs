@@ -467,6 +467,9 @@ pub async fn provisioning_view(state: &AppState, caller: &Caller, name: &str) ->
         steps,
         retained: ct.status.retained,
         as_of: chrono::Utc::now(),
+        bound_namespace: ct.status.bound_namespace,
+        generation: ct.status.generation,
+        observed_generation: ct.status.observed_generation,
     })
 }
 

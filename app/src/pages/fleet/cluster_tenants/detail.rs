@@ -10,7 +10,7 @@ use crate::{
     api::fleet::{get_cluster_tenant, get_provisioning},
     authz::{Action, can},
     components::{
-        feedback::{ErrorView, Notice, PhaseBadge},
+        feedback::{ErrorView, Notice},
         format::timestamp,
         layout::PageHeader,
     },
@@ -110,27 +110,6 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
         </PageHeader>
         <ProvisioningChecklist initial=provisioning can_retry=can_change />
         <div class="cards">
-            <section class="card" aria-labelledby="status-h">
-                <h2 id="status-h">"Status"</h2>
-                <p>
-                    <PhaseBadge phase=ct.status.phase />
-                </p>
-                <p class="muted status-message">
-                    {ct.status.message.clone().unwrap_or_else(|| "Waiting for the provisioner.".into())}
-                </p>
-                <dl class="props">
-                    <dt>"Silo"</dt>
-                    <dd class="mono">{ct.status.silo_url.clone().unwrap_or_else(|| "– (not serving)".into())}</dd>
-                    <dt>"Bound to"</dt>
-                    <dd class="mono">{ct.status.bound_namespace.clone().unwrap_or_else(|| "–".into())}</dd>
-                    <dt>"Generation"</dt>
-                    <dd>{format!(
-                        "{} · observed {}",
-                        ct.status.generation,
-                        ct.status.observed_generation.map_or_else(|| "–".to_owned(), |g| g.to_string())
-                    )}</dd>
-                </dl>
-            </section>
             <SignInOrganisation ids=ct.zitadel.clone() />
             <CustomerDnsCard name=ct.name.clone() />
             <section class="card" aria-labelledby="spec-h">
