@@ -45,6 +45,49 @@ pub enum Posted {
     BillingAccount,
     /// A new access token of the silo (its secret is shown once, on the page the post answers).
     Token,
+    /// One action on one row of a silo table (the typed confirmation is a field).
+    RowAction {
+        /// What to do.
+        action: crate::islands::silo::portal_form::RowAction,
+        /// Where the browser goes afterwards.
+        done: String,
+    },
+    /// Suspend (scale to zero, block sign-ins) or resume a customer's silo.
+    SuspendClusterTenant {
+        /// The customer.
+        cluster_tenant: String,
+        /// Suspended afterwards.
+        suspended: bool,
+    },
+    /// Retry a customer's failed provisioning step (`None`: every failed step).
+    RetryProvisioning {
+        /// The customer.
+        cluster_tenant: String,
+        /// Which step.
+        step: Option<crate::model::fleet::provisioning::StepId>,
+    },
+    /// Delete a customer: the typed name (`confirmation`) and what happens to its data
+    /// (`termination-policy`) are fields.
+    DeleteClusterTenant {
+        /// The customer.
+        cluster_tenant: String,
+    },
+    /// Suspend or reactivate one member.
+    SuspendMember {
+        /// The customer.
+        cluster_tenant: String,
+        /// The member.
+        subject: String,
+        /// Suspended afterwards.
+        suspended: bool,
+    },
+    /// Remove one member (after the confirmation step of its disclosure).
+    RemoveMember {
+        /// The customer.
+        cluster_tenant: String,
+        /// The member.
+        subject: String,
+    },
     /// Add a member to a customer, or change a member's role, or invite a person by e-mail.
     Member {
         /// The customer.
@@ -79,6 +122,22 @@ impl Posted {
     /// The value of the hidden [`TARGET`] field.
     pub fn hidden(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// A DOM id made from words (an accessible name, a row's name): lowercase ASCII letters and
+/// digits, everything else `-`, so it is a plain CSS selector too.
+pub fn dom_id(words: &str) -> String {
+    words.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
+/// The two hidden fields every posted form carries: its DOM id (`form`) and what it does.
+#[leptos::component]
+pub fn PostedFields(#[prop(into)] form: String, posted: Posted) -> impl leptos::IntoView {
+    use leptos::prelude::*;
+    view! {
+        <input type="hidden" name=FORM value=form />
+        <input type="hidden" name=TARGET value=posted.hidden() />
     }
 }
 
@@ -240,7 +299,9 @@ mod server {
         Role,
         api::{
             fleet::{
-                identity_rotation, reconcile_identity, refresh_customer_dns, rotate_zitadel_key, save_platform_dns,
+                delete_cluster_tenant, identity_rotation, reconcile_identity, refresh_customer_dns, remove_member,
+                retry_provisioning, rotate_zitadel_key, save_platform_dns, set_cluster_tenant_suspended,
+                set_member_suspended,
             },
             silo::create_token,
         },
@@ -250,7 +311,11 @@ mod server {
             silo::portal_form,
         },
         model::{
-            fleet::{cluster_tenant::ClusterTenantForm, dns::PlatformDnsForm},
+            fleet::{
+                cluster_tenant::{ClusterTenantForm, TerminationPolicy},
+                dns::PlatformDnsForm,
+            },
+            href::url_encode,
             session::NewAccessTokenRequest,
         },
         state::AppState,
@@ -258,6 +323,11 @@ mod server {
 
     /// The issuer form's fields (a message for another field goes above the form).
     const PLATFORM_DNS_FIELDS: &[&str] = &["provider", "zone", "email", "server", "apiToken", "solverConfig"];
+
+    /// A customer's page.
+    fn customer_page(name: &str) -> String {
+        format!("/cluster-tenants/{}", url_encode(name))
+    }
 
     /// How a posted form was answered.
     pub enum Outcome {
@@ -277,7 +347,7 @@ mod server {
         let field = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
         let role_matches = match &posted {
-            Posted::Portal { .. } | Posted::Token => state.role() == Role::Silo,
+            Posted::Portal { .. } | Posted::Token | Posted::RowAction { .. } => state.role() == Role::Silo,
             Posted::ClusterTenant { .. }
             | Posted::BillingAccount
             | Posted::Member { .. }
@@ -286,7 +356,12 @@ mod server {
             | Posted::PlatformDns
             | Posted::ZitadelKey
             | Posted::ZitadelRotation { .. }
-            | Posted::ZitadelReconcile => state.role() == Role::Fleet,
+            | Posted::ZitadelReconcile
+            | Posted::SuspendClusterTenant { .. }
+            | Posted::RetryProvisioning { .. }
+            | Posted::DeleteClusterTenant { .. }
+            | Posted::SuspendMember { .. }
+            | Posted::RemoveMember { .. } => state.role() == Role::Fleet,
         };
         if !role_matches {
             return None;
@@ -322,9 +397,16 @@ mod server {
             Posted::Member { .. } => members::shows(key),
             Posted::CancelInvitation { .. } | Posted::DnsRefresh { .. } => false,
             Posted::Token => key == "name",
+            Posted::RowAction { .. } => key == "confirmation",
             Posted::ZitadelKey => key == "serviceAccountKey",
             Posted::PlatformDns => PLATFORM_DNS_FIELDS.contains(&key),
-            Posted::ZitadelRotation { .. } | Posted::ZitadelReconcile => false,
+            Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
+            Posted::ZitadelRotation { .. }
+            | Posted::ZitadelReconcile
+            | Posted::SuspendClusterTenant { .. }
+            | Posted::RetryProvisioning { .. }
+            | Posted::SuspendMember { .. }
+            | Posted::RemoveMember { .. } => false,
         };
         let redirect = |href: String| Outcome::Redirect(href);
         let run = async {
@@ -373,6 +455,39 @@ mod server {
                 Posted::ZitadelReconcile => {
                     let name = Some(lookup("name")).filter(|n| !n.trim().is_empty());
                     reconcile_identity(name).await.map(|_| redirect(with_query("/identity", "saved", &form)))
+                }
+                Posted::SuspendClusterTenant { cluster_tenant, suspended } => {
+                    set_cluster_tenant_suspended(cluster_tenant.clone(), suspended).await?;
+                    Ok(redirect(with_query(&customer_page(&cluster_tenant), "saved", &form)))
+                }
+                Posted::RetryProvisioning { cluster_tenant, step } => {
+                    retry_provisioning(cluster_tenant.clone(), step).await?;
+                    Ok(redirect(customer_page(&cluster_tenant)))
+                }
+                Posted::DeleteClusterTenant { cluster_tenant } => {
+                    let policy = match lookup("termination-policy").as_str() {
+                        "" => None,
+                        chosen => Some(TerminationPolicy::parse(chosen).ok_or_else(|| {
+                            AppError::field("termination-policy", "Choose whether the data is kept or deleted.")
+                        })?),
+                    };
+                    delete_cluster_tenant(cluster_tenant.clone(), lookup("confirmation"), policy).await?;
+                    Ok(redirect(with_query(&customer_page(&cluster_tenant), "deleting", "1")))
+                }
+                Posted::SuspendMember { cluster_tenant, subject, suspended } => {
+                    set_member_suspended(cluster_tenant.clone(), subject, suspended).await?;
+                    Ok(redirect(members::members_page(
+                        &cluster_tenant,
+                        if suspended { "member-suspended" } else { "member-reactivated" },
+                    )))
+                }
+                Posted::RemoveMember { cluster_tenant, subject } => {
+                    remove_member(cluster_tenant.clone(), subject).await?;
+                    Ok(redirect(members::members_page(&cluster_tenant, "member-removed")))
+                }
+                Posted::RowAction { action, done } => {
+                    portal_form::run(action, lookup("confirmation")).await?;
+                    Ok(redirect(local_path(&done)))
                 }
                 // A new token is not redirected: the page shows its secret, once.
                 Posted::Token => {

@@ -528,6 +528,11 @@ impl Browser {
         .unwrap_or(false)
     }
 
+    /// Whether the page's islands are live (the hydrate entry marks `<body data-hydrated>`).
+    pub fn hydrated(&self) -> bool {
+        self.eval("return document.body.hasAttribute('data-hydrated');").as_bool().unwrap_or(false)
+    }
+
     /// Whether a control is enabled.
     pub fn enabled(&self, el: &Element) -> bool {
         self.call("GET", &format!("/element/{}/enabled", el.0), None).as_bool().unwrap_or(false)

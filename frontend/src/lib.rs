@@ -16,4 +16,8 @@ use wasm_bindgen::prelude::wasm_bindgen;
 pub fn hydrate() {
     console_error_panic_hook::set_once();
     leptos::mount::hydrate_islands();
+    // A live page says so (`<body data-hydrated>`): tests tell it from one still waiting for its wasm.
+    if let Some(body) = leptos::prelude::document().body() {
+        let _ = body.set_attribute("data-hydrated", "");
+    }
 }

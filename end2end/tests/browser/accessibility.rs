@@ -64,6 +64,8 @@ fn every_page_of_both_roles_passes_axe_and_fits_a_narrow_screen() {
             "/cluster-tenants",
             "/cluster-tenants/new",
             "/cluster-tenants/demo",
+            // The delete dialog, open (as the page without wasm asks for it).
+            "/cluster-tenants/demo?delete=1",
             "/cluster-tenants/demo/edit",
             "/cluster-tenants/demo/members",
             "/billing",

@@ -75,18 +75,13 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     browser.click(&browser.wait("#member-form button[type=submit]"));
     wait_for("the member to be added", || browser.url().contains("saved=member-added").then_some(()));
     assert!(browser.page_text().contains("2 of 12 seats in use"));
-    wait_for("the suspension (once the row's island is live)", || {
-        if let Some(button) = browser.find("button[aria-label='Suspend e2e-ana']") {
-            browser.click(&button);
-        }
-        browser.page_text().contains("1 of 12 seats in use").then_some(())
-    });
-    wait_for("the removal's confirmation", || {
-        browser.click(&browser.wait("button[aria-label='Remove e2e-ana']"));
-        browser.find(".confirm .confirm-go")
-    });
-    browser.click(&browser.wait(".confirm .confirm-go"));
-    wait_for("the member to be gone", || (!browser.page_text().contains("e2e-ana")).then_some(()));
+    browser.click(&browser.wait("button[aria-label='Suspend e2e-ana']"));
+    wait_for("the suspension", || browser.url().contains("saved=member-suspended").then_some(()));
+    assert!(browser.page_text().contains("1 of 12 seats in use"), "her seat is freed");
+    browser.click(&browser.wait("summary[aria-label='Remove e2e-ana']"));
+    browser.click(&browser.wait("#member-remove-e2e-ana .confirm-go"));
+    wait_for("the member to be gone", || browser.url().contains("saved=member-removed").then_some(()));
+    assert!(!browser.page_text().contains("e2e-ana"), "her row is gone");
 
     // Invite by e-mail: pending, holding no seat; then withdrawn (a plain post).
     let email = browser.wait("#member-email");
@@ -120,10 +115,9 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
 
     // Delete: the confirm button stays disabled until the exact name is typed.
     browser.goto(&format!("{}/cluster-tenants/e2e-acme", server.fleet_url));
-    wait_for("the delete dialog to open", || {
-        browser.click(&browser.wait("button.btn.danger"));
-        browser.find("#delete-confirm")
-    });
+    wait_for("the page's islands", || browser.hydrated().then_some(()));
+    browser.click(&browser.wait("button[aria-haspopup=dialog]"));
+    browser.wait("#delete-confirm");
     // A modal dialog: it fits a small screen (scrolling inside), Tab stays in it, Escape closes it
     // and gives focus back to the button that opened it.
     browser.resize(420, 600);
@@ -132,7 +126,7 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     );
     assert_eq!(fits, true, "the dialog fits at 420×600 and scrolls inside");
     let inside = "return document.querySelector('[role=dialog]').contains(document.activeElement);";
-    let cancel = browser.wait("[role=dialog] button.ghost");
+    let cancel = browser.wait("[role=dialog] .btn.ghost");
     browser.type_text(&cancel, "\u{E004}");
     assert_eq!(browser.eval(inside), true, "Tab from the last control stays in the dialog");
     browser.type_text(&browser.wait("#delete-confirm"), "\u{E00C}");
@@ -142,10 +136,8 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
         (focused == "dialog").then_some(())
     });
     browser.resize(1280, 900);
-    wait_for("the delete dialog to open again", || {
-        browser.click(&browser.wait("button.btn.danger"));
-        browser.find("#delete-confirm")
-    });
+    browser.click(&browser.wait("button[aria-haspopup=dialog]"));
+    browser.wait("#delete-confirm");
     let confirm_button = browser.wait(".dialog button[type=submit]");
     assert!(!browser.enabled(&confirm_button), "enabled before typing");
     let input = browser.wait("#delete-confirm");

@@ -48,6 +48,21 @@ fn the_create_forms_of_both_roles_work_without_javascript() {
     let confirmation = browser.text(&browser.wait("[role=status]"));
     assert!(confirmation.contains("Customer created"), "unexpected confirmation: {confirmation}");
 
+    // Deleting works without script: Delete… asks for the page with the dialog open, a wrong name
+    // comes back in the dialog with why, the right one starts the teardown.
+    browser.click(&browser.wait("button[aria-haspopup=dialog]"));
+    fill(&browser, "#delete-confirm", "nojs-acm");
+    browser.click(&browser.wait("input[name=termination-policy][value=Delete]"));
+    browser.click(&browser.wait("#delete-form button[type=submit]"));
+    let why = browser.text(&browser.wait("[role=dialog] [role=alert]"));
+    assert!(why.contains("Type “nojs-acme” to confirm"), "unexpected refusal: {why}");
+    assert_eq!(browser.value(&browser.wait("#delete-confirm")), "nojs-acm", "what was typed is kept");
+    fill(&browser, "#delete-confirm", "nojs-acme");
+    browser.click(&browser.wait("#delete-form button[type=submit]"));
+    wait_for("the teardown's page", || browser.url().contains("deleting=1").then_some(()));
+    let said = browser.page_text();
+    assert!(said.contains("Deletion started") || said.contains("was deleted"), "{said}");
+
     // Silo: the new-user form sits in a disclosure, which opens without script too.
     let silo = server.silo_url.trim_end_matches('/');
     browser.goto(&format!("{silo}/users"));
@@ -72,6 +87,22 @@ fn the_create_forms_of_both_roles_work_without_javascript() {
     let page = browser.text(&browser.wait("main"));
     assert!(page.contains("User created."), "the page confirms: {page}");
     assert!(page.contains("Ana Without Script"), "the new user is listed");
+
+    // Row actions are forms as well: Suspend posts at once; Delete opens a disclosure that asks
+    // for the name, refuses a wrong one with why (open again, what was typed kept), then deletes.
+    browser.click(&browser.wait("button[aria-label='Suspend user nojs-ana']"));
+    wait_for("the suspension", || browser.find("button[aria-label='Resume user nojs-ana']"));
+    browser.click(&browser.wait("summary[aria-label='Delete user nojs-ana']"));
+    fill(&browser, "#row-delete-user-nojs-ana-confirmation", "nojs");
+    mark_page(&browser);
+    browser.click(&browser.wait("#row-delete-user-nojs-ana button[type=submit]"));
+    let why = wait_for("the refusal", || browser.find(".row-action [role=alert]"));
+    assert!(browser.text(&why).contains("name"), "it says why: {}", browser.text(&why));
+    assert!(!page_marked(&browser), "posted by the browser");
+    assert_eq!(browser.value(&browser.wait("#row-delete-user-nojs-ana-confirmation")), "nojs");
+    fill(&browser, "#row-delete-user-nojs-ana-confirmation", "nojs-ana");
+    browser.click(&browser.wait("#row-delete-user-nojs-ana button[type=submit]"));
+    wait_for("the user to be gone", || (!browser.page_text().contains("Ana Without Script")).then_some(()));
 }
 
 #[test]

@@ -200,4 +200,21 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     assert!(page.contains("created") && !page.contains("No tokens yet"), "one truth on the page: {page}");
     browser.click(&browser.wait("a[href='/tokens']"));
     wait_for("the list with the new token", || browser.page_text().contains("ci pipeline").then_some(()));
+
+    // A row action with the wasm: the Delete disclosure opens, and its button waits for the name.
+    browser.goto(&format!("{silo}/users"));
+    let confirm = wait_for("the confirmation of jane's deletion (once the island is live)", || {
+        let open = browser.eval("return document.querySelector('#row-delete-user-jane').closest('details').open;");
+        if open != true {
+            browser.click(&browser.wait("summary[aria-label='Delete user jane']"));
+        }
+        browser.find("#row-delete-user-jane .confirm-go").filter(|b| !browser.enabled(b))
+    });
+    let name = browser.wait("#row-delete-user-jane-confirmation");
+    browser.type_text(&name, "jan");
+    assert!(!browser.enabled(&confirm), "a partial name does not arm the button");
+    browser.type_text(&name, "e");
+    wait_for("the button to arm", || browser.enabled(&confirm).then_some(()));
+    browser.click(&confirm);
+    wait_for("jane to be gone", || browser.find("a[href='/users/jane']").is_none().then_some(()));
 }

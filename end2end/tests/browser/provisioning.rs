@@ -29,11 +29,11 @@ fn answers(url: &str) -> bool {
     TcpStream::connect(authority).is_ok()
 }
 
+/// Opens the delete dialog: in place once the island is live, as the page with `?delete=1`
+/// before (either way the dialog is open).
 fn open_delete_dialog(browser: &Browser) {
-    wait_for("the delete dialog to open", || {
-        browser.click(&browser.wait("button.btn.danger"));
-        browser.find("#delete-confirm")
-    });
+    browser.click(&browser.wait("button[aria-haspopup=dialog]"));
+    browser.wait("#delete-confirm");
 }
 
 #[test]
@@ -90,15 +90,13 @@ fn a_customer_created_in_the_console_gets_a_working_silo_that_suspends_resumes_a
 
     // Suspend: the silo stops answering; Resume: it comes back on the same address.
     browser.goto(&format!("{}/cluster-tenants/e2e-prov", server.fleet_url));
+    // A posted form (with or without the wasm): the page it answers shows the new state.
     let toggle = |from: &str, to: &str| {
+        let button = browser.wait("button.suspend");
+        assert_eq!(browser.text(&button), from);
+        browser.click(&button);
         wait_for(&format!("{from} to take effect"), || {
-            let button = browser.find("button.suspend")?;
-            let label = browser.text(&button);
-            if label == from {
-                // Before hydration a click does nothing; it is repeated until the page changes.
-                browser.click(&button);
-            }
-            (label == to).then_some(())
+            browser.find("button.suspend").filter(|b| browser.text(b) == to).map(drop)
         })
     };
     toggle("Suspend", "Resume");

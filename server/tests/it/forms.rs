@@ -128,6 +128,50 @@ async fn the_customer_form_works_without_wasm(pool: PgPool) {
         .unwrap();
     assert_eq!(display, "Forms Acme Ltd");
 
+    // Suspend and Delete work without wasm too. Suspend is a one-button form…
+    let detail = send_as(&fleet, Method::GET, "/cluster-tenants/forms-acme", None, &nav).await;
+    let suspend = hidden_fields(&detail.text, "suspend-form");
+    let suspended =
+        send_as(&fleet, Method::POST, "/cluster-tenants/forms-acme", Some(&encode(&suspend, &[])), &nav).await;
+    assert_eq!(suspended.status, StatusCode::SEE_OTHER, "{}", suspended.text);
+    let is_suspended: bool = sqlx::query_scalar("SELECT suspended FROM cluster_tenants WHERE name = 'forms-acme'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert!(is_suspended);
+    // …the Delete… button asks for the page with the dialog open (a GET form)…
+    assert!(detail.text.contains(r#"name="delete" value="1""#), "Delete… opens the dialog without wasm");
+    assert!(!detail.text.contains(r#"id="delete-form""#), "closed until asked for");
+    let asked = send_as(&fleet, Method::GET, "/cluster-tenants/forms-acme?delete=1", None, &nav).await;
+    assert!(asked.text.contains(r#"role="dialog""#), "the dialog is open");
+    let delete = hidden_fields(&asked.text, "delete-form");
+    // …a wrong name is refused in the dialog (open again, what was typed and chosen kept)…
+    let wrong = [("confirmation", "forms-acm"), ("termination-policy", "Delete")];
+    let refused =
+        send_as(&fleet, Method::POST, "/cluster-tenants/forms-acme", Some(&encode(&delete, &wrong)), &nav).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(refused.text.contains(r#"role="dialog""#) && refused.text.contains("Type “forms-acme” to confirm."));
+    assert!(refused.text.contains(r#"value="forms-acm""#), "the typed name is kept");
+    let delete_radio = refused.text.split(r#"value="Delete""#).nth(1).and_then(|rest| rest.split('>').next());
+    assert!(delete_radio.is_some_and(|attrs| attrs.contains("checked")), "the chosen policy is kept");
+    let bad_policy = [("confirmation", "forms-acme"), ("termination-policy", "Shred")];
+    let refused =
+        send_as(&fleet, Method::POST, "/cluster-tenants/forms-acme", Some(&encode(&delete, &bad_policy)), &nav).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "an unknown policy is named, not guessed");
+    assert!(refused.text.contains("Choose whether the data is kept or deleted."));
+    // …and the right name starts the deletion, then the page follows it.
+    let right = [("confirmation", "forms-acme"), ("termination-policy", "Delete")];
+    let deleting =
+        send_as(&fleet, Method::POST, "/cluster-tenants/forms-acme", Some(&encode(&delete, &right)), &nav).await;
+    assert_eq!(deleting.status, StatusCode::SEE_OTHER, "{}", deleting.text);
+    assert_eq!(deleting.headers["location"], "/cluster-tenants/forms-acme?deleting=1");
+    let followed = send_as(&fleet, Method::GET, "/cluster-tenants/forms-acme?deleting=1", None, &nav).await;
+    assert!(
+        followed.text.contains("Deletion started") || followed.text.contains("was deleted"),
+        "the page says what happened: {}",
+        followed.status
+    );
+
     // The same checks as a server-function call: a cross-site post is refused…
     let cross = form_headers(&cookie, "cross-site");
     let forged = send_as(&fleet, Method::POST, "/cluster-tenants/new", Some(&encode(&hidden, &good)), &cross).await;
@@ -185,6 +229,28 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
     assert!(after.text.contains("User created."), "the page confirms what the form did");
     assert!(after.text.contains("Ana Lima"));
 
+    // Row actions are forms too: suspend, then delete with the typed name (a disclosure, no wasm).
+    let hidden = hidden_fields(&after.text, "row-suspend-user-ana");
+    let suspended = send_as(&silo, Method::POST, "/users", Some(&encode(&hidden, &[])), &nav).await;
+    assert_eq!(suspended.status, StatusCode::SEE_OTHER, "{}", suspended.text);
+    let is_suspended: bool =
+        sqlx::query_scalar("SELECT suspended FROM tenants WHERE name = 'ana'").fetch_one(&db).await.unwrap();
+    assert!(is_suspended);
+    let page = send_as(&silo, Method::GET, "/users", None, &nav).await;
+    let hidden = hidden_fields(&page.text, "row-delete-user-ana");
+    let wrong = send_as(&silo, Method::POST, "/users", Some(&encode(&hidden, &[("confirmation", "an")])), &nav).await;
+    assert!(wrong.status.is_client_error(), "{}", wrong.status);
+    assert!(wrong.text.contains(r#"<details open class="confirm-details">"#), "the confirmation opens again");
+    let input =
+        wrong.text.split(r#"id="row-delete-user-ana-confirmation""#).nth(1).and_then(|rest| rest.split('>').next());
+    assert!(input.is_some_and(|attrs| attrs.contains(r#"value="an""#)), "with what was typed");
+    assert!(wrong.text.contains("Type the user"), "and why");
+    let gone = send_as(&silo, Method::POST, "/users", Some(&encode(&hidden, &[("confirmation", "ana")])), &nav).await;
+    assert_eq!(gone.status, StatusCode::SEE_OTHER, "{}", gone.text);
+    assert_eq!(gone.headers["location"], "/users");
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants WHERE name = 'ana'").fetch_one(&db).await.unwrap();
+    assert_eq!(left, 0);
+
     // A new access token without wasm: the answer is the page with the secret, once, never cached.
     let tokens = send_as(&silo, Method::GET, "/tokens", None, &nav).await;
     let hidden = hidden_fields(&tokens.text, "token-form");
@@ -241,7 +307,7 @@ async fn the_members_page_lists_seats_and_its_form_works_without_wasm(pool: PgPo
     assert!(page.text.contains("Members of Acme"));
     assert!(page.text.contains("1 of 2 seats in use"), "seat use against the cap");
     assert!(page.text.contains(">otto<"), "the owner is listed");
-    assert!(page.text.contains("MemberActions"), "row actions for those who may manage");
+    assert!(page.text.contains(r#"id="member-status-otto""#), "row actions for those who may manage");
     let hidden = hidden_fields(&page.text, "member-form");
 
     let added = send_as(
@@ -270,6 +336,29 @@ async fn the_members_page_lists_seats_and_its_form_works_without_wasm(pool: PgPo
     assert_eq!(full.status, StatusCode::CONFLICT, "{}", full.text);
     assert!(full.text.contains(r#"value="bo""#), "the subject is kept");
     assert!(full.text.to_lowercase().contains("seat"), "the refusal says why");
+
+    // Row actions are posted forms too: suspend ana (her seat is freed), then remove her after the
+    // confirmation step; removing the last owner is refused beside its button, in words.
+    let suspend = hidden_fields(&after.text, "member-status-ana");
+    let suspended =
+        send_as(&fleet, Method::POST, "/cluster-tenants/acme/members", Some(&encode(&suspend, &[])), &nav).await;
+    assert_eq!(suspended.status, StatusCode::SEE_OTHER, "{}", suspended.text);
+    assert_eq!(suspended.headers["location"], "/cluster-tenants/acme/members?saved=member-suspended");
+    let after = send_as(&fleet, Method::GET, "/cluster-tenants/acme/members?saved=member-suspended", None, &nav).await;
+    assert!(after.text.contains("Member suspended") && after.text.contains("1 of 2 seats in use"));
+    let last_owner = hidden_fields(&after.text, "member-remove-otto");
+    let kept =
+        send_as(&fleet, Method::POST, "/cluster-tenants/acme/members", Some(&encode(&last_owner, &[])), &nav).await;
+    assert_eq!(kept.status, StatusCode::CONFLICT, "{}", kept.text);
+    assert!(kept.text.contains(r#"<details open class="confirm-details">"#), "the confirmation is open again");
+    assert!(kept.text.contains("last active owner"), "and says why");
+    let remove = hidden_fields(&after.text, "member-remove-ana");
+    let removed =
+        send_as(&fleet, Method::POST, "/cluster-tenants/acme/members", Some(&encode(&remove, &[])), &nav).await;
+    assert_eq!(removed.headers["location"], "/cluster-tenants/acme/members?saved=member-removed");
+    let left: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM org_memberships WHERE subject = 'ana'").fetch_one(&db).await.unwrap();
+    assert_eq!(left, 0, "ana is no member any more");
 
     // A member who may not manage gets neither the list nor the form, and a post is refused.
     sqlx::query("UPDATE cluster_tenants SET seat_cap = 3 WHERE name = 'acme'").execute(&db).await.unwrap();

@@ -1,12 +1,13 @@
 //! Deleting a customer: an inventory of what goes, an explicit choice of what happens to its data
 //! (preset from its termination policy), and a typed-name confirmation that the server checks
-//! again.
+//! again. It works without the wasm too (see [`DeleteClusterTenant`]).
 
 use leptos::{ev, html, prelude::*, task::spawn_local};
 
 use crate::{
     api::fleet::{delete_cluster_tenant, get_provisioning},
     error::AppError,
+    forms::{self, Posted, PostedFields},
     model::{
         fleet::cluster_tenant::{Phase, TerminationPolicy},
         fleet::provisioning::StepState,
@@ -87,27 +88,70 @@ fn trap_focus(dialog: Option<web_sys::HtmlDivElement>, ev: &ev::KeyboardEvent) {
     let _ = (dialog, ev);
 }
 
-/// The "Delete…" button and its confirmation panel.
-#[island]
+/// The DOM id of the dialog's form (a refused post without wasm echoes to it).
+const FORM_ID: &str = "delete-form";
+
+/// The "Delete…" button and its confirmation dialog. Both work without the wasm: the button is a
+/// GET form that asks for this page with `?delete=1`, which renders the dialog open; the dialog is
+/// a form posted to the page (the server checks the typed name as the island's call does); a
+/// refused post comes back open with what was typed and why; Cancel is then a link back.
+#[component]
 pub fn DeleteClusterTenant(
     name: String,
     display_name: String,
     members: i64,
     policy: TerminationPolicy,
 ) -> impl IntoView {
-    let policy = RwSignal::new(policy);
+    let asked = leptos_router::hooks::use_query_map().with_untracked(|q| q.get("delete").is_some());
+    let refused = forms::echo(FORM_ID).map(|e| Refused {
+        why: e.errors.0.values().next().cloned().or_else(|| e.message.clone()).unwrap_or_default(),
+        typed: e.value("confirmation").unwrap_or_default(),
+        policy: e.value("termination-policy").and_then(|p| TerminationPolicy::parse(&p)),
+    });
+    view! { <DeleteDialog name display_name members policy asked refused /> }
+}
+
+/// A refused deletion, as posted.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct Refused {
+    why: String,
+    typed: String,
+    policy: Option<TerminationPolicy>,
+}
+
+/// The island behind [`DeleteClusterTenant`].
+#[island]
+fn DeleteDialog(
+    name: String,
+    display_name: String,
+    members: i64,
+    policy: TerminationPolicy,
+    /// The page was asked for with `?delete=1` (the button, without wasm).
+    asked: bool,
+    refused: Option<Refused>,
+) -> impl IntoView {
+    let page = format!("/cluster-tenants/{}", url_encode(&name));
+    let initial_policy = refused.as_ref().and_then(|r| r.policy).unwrap_or(policy);
+    let policy = RwSignal::new(initial_policy);
     let progress = RwSignal::new(None::<String>);
-    let open = RwSignal::new(false);
-    let typed = RwSignal::new(String::new());
+    let open = RwSignal::new(asked || refused.is_some());
+    // What was posted, or what was typed before the island woke.
+    let initial_typed =
+        refused.as_ref().map(|r| r.typed.clone()).or_else(|| forms::typed("delete-confirm")).unwrap_or_default();
+    let typed = RwSignal::new(initial_typed.clone());
     let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
+    let error = RwSignal::new(refused.map(|r| r.why));
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
     let input = NodeRef::<html::Input>::new();
     let opener = NodeRef::<html::Button>::new();
     let dialog = NodeRef::<html::Div>::new();
+    let posted = Posted::DeleteClusterTenant { cluster_tenant: name.clone() };
     let name = StoredValue::new(name);
     let matches = move || name.with_value(|n| typed.with(|t| t.trim() == n));
 
-    let show = move |_| {
+    let show = move |ev: ev::SubmitEvent| {
+        ev.prevent_default();
         open.set(true);
         request_animation_frame(move || {
             if let Some(el) = input.get_untracked() {
@@ -151,9 +195,10 @@ pub fn DeleteClusterTenant(
     };
 
     view! {
-        <button type="button" class="btn danger" on:click=show aria-haspopup="dialog" node_ref=opener>
-            "Delete…"
-        </button>
+        <form method="get" class="inline-form" on:submit=show>
+            <input type="hidden" name="delete" value="1" />
+            <button type="submit" class="btn danger" aria-haspopup="dialog" node_ref=opener>"Delete…"</button>
+        </form>
         <Show when=move || open.get()>
             <div class="overlay">
                 <div
@@ -170,7 +215,8 @@ pub fn DeleteClusterTenant(
                         }
                     }
                 >
-                <form class="dialog-body" on:submit=confirm>
+                <form class="dialog-body" method="post" id=FORM_ID on:submit=confirm>
+                    <PostedFields form=FORM_ID posted=posted.clone() />
                     <h2 id="delete-title">{format!("Delete “{display_name}”?")}</h2>
                     <p>"This tears the silo down, in this order, and removes:"</p>
                     <ul class="inventory">
@@ -184,12 +230,14 @@ pub fn DeleteClusterTenant(
                         <legend>"Data"</legend>
                         <label>
                             <input type="radio" name="termination-policy" value="Retain"
+                                checked=initial_policy == TerminationPolicy::Retain
                                 prop:checked=move || policy.get() == TerminationPolicy::Retain
                                 on:change=move |_| policy.set(TerminationPolicy::Retain) />
                             " Keep the database and its volumes (they can be re-attached)"
                         </label>
                         <label>
                             <input type="radio" name="termination-policy" value="Delete"
+                                checked=initial_policy == TerminationPolicy::Delete
                                 prop:checked=move || policy.get() == TerminationPolicy::Delete
                                 on:change=move |_| policy.set(TerminationPolicy::Delete) />
                             " Delete all data"
@@ -200,6 +248,8 @@ pub fn DeleteClusterTenant(
                     </label>
                     <input
                         id="delete-confirm"
+                        name="confirmation"
+                        value=initial_typed.clone()
                         node_ref=input
                         type="text"
                         autocomplete="off"
@@ -210,12 +260,14 @@ pub fn DeleteClusterTenant(
                     {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
                     {move || progress.get().map(|p| view! { <p class="muted teardown-progress" role="status">{p}</p> })}
                     <div class="form-actions">
-                        <button type="submit" class="btn danger" disabled=move || !matches() || pending.get()>
+                        // Until the wasm runs, the server checks the typed name; then the button waits for it.
+                        <button type="submit" class="btn danger" disabled=move || (hydrated.get() && !matches()) || pending.get()>
                             {move || if pending.get() { "Deleting…" } else { "Delete customer" }}
                         </button>
-                        <button type="button" class="btn ghost" on:click=move |_| close()>
+                        // A link back to the page until the wasm runs; then it closes in place.
+                        <a class="btn ghost" href=page.clone() on:click=move |ev| { ev.prevent_default(); close(); }>
                             {move || if pending.get() { "Close (the deletion goes on)" } else { "Cancel" }}
-                        </button>
+                        </a>
                     </div>
                 </form>
                 </div>

@@ -1,15 +1,15 @@
 //! A customer's members on the fleet: the add-or-change form (a posted form without wasm too, see
 //! [`crate::forms`]) and each member's row actions (suspend, reactivate, remove after a
-//! confirmation). The seat cap and the last-owner rule are the server's; their refusals are shown
+//! confirmation step; plain posted forms). The seat cap and the last-owner rule are the server's; their refusals are shown
 //! in words where the action was taken.
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
 use crate::{
-    api::fleet::{add_member, invite_member, remove_member, set_member_suspended},
+    api::fleet::{add_member, invite_member},
     components::form::Field,
     error::{AppError, FieldErrors},
-    forms::{self, Posted},
+    forms::{self, Posted, PostedFields},
     model::{fleet::members::MemberRequest, href::url_encode},
 };
 
@@ -20,7 +20,7 @@ const ROLE_ID: &str = "member-role";
 const ROLES: [(&str, &str); 3] = [("member", "Member"), ("admin", "Admin"), ("owner", "Owner")];
 
 /// The members page of `cluster_tenant`, with `saved` saying what a form did.
-fn members_page(cluster_tenant: &str, saved: &str) -> String {
+pub(crate) fn members_page(cluster_tenant: &str, saved: &str) -> String {
     format!("/cluster-tenants/{}/members?saved={saved}", url_encode(cluster_tenant))
 }
 
@@ -105,6 +105,9 @@ pub fn confirmation(saved: &str) -> Option<&'static str> {
         ),
         "invitation-changed" => Some("The invitation's role changed."),
         "invitation-cancelled" => Some("Invitation withdrawn."),
+        "member-suspended" => Some("Member suspended; their seat is free."),
+        "member-reactivated" => Some("Member reactivated; they take a seat again."),
+        "member-removed" => Some("Member removed; their seat is free."),
         _ => None,
     }
 }
@@ -194,61 +197,49 @@ pub fn shows(field: &str) -> bool {
     matches!(field, "subject" | "email" | "role")
 }
 
-/// Suspend or reactivate, and remove (after a confirmation), for one member.
-#[island]
+/// Suspend or reactivate, and remove (after a confirmation step), for one member: plain posted
+/// forms (they work with or without wasm; the page they answer shows the new state, or the
+/// server's refusal in words beside the button).
+#[component]
 pub fn MemberActions(cluster_tenant: String, subject: String, suspended: bool) -> impl IntoView {
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let asking = RwSignal::new(false);
-    let target = StoredValue::new((cluster_tenant, subject.clone()));
-    let finish = move |result: Result<(), AppError>| match result {
-        Ok(()) => {
-            let (ct, _) = target.get_value();
-            crate::islands::navigate(&format!("/cluster-tenants/{}/members", url_encode(&ct)));
-        }
-        Err(err) => {
-            error.set(Some(err.to_string()));
-            pending.set(false);
-        }
-    };
-    let toggle = move |_| {
-        pending.set(true);
-        spawn_local(async move {
-            let (ct, who) = target.get_value();
-            finish(set_member_suspended(ct, who, !suspended).await.map(drop));
-        });
-    };
-    let remove = move |_| {
-        pending.set(true);
-        spawn_local(async move {
-            let (ct, who) = target.get_value();
-            finish(remove_member(ct, who).await);
-        });
-    };
     let (toggle_label, toggle_title) = if suspended {
         ("Reactivate", "Give access back (takes a seat)")
     } else {
         ("Suspend", "Take access away (frees the seat)")
     };
+    let toggle_id = forms::dom_id(&format!("member-status {subject}"));
+    let remove_id = forms::dom_id(&format!("member-remove {subject}"));
+    // A refusal (the last owner, a full seat cap) comes back beside the form that asked.
+    let refused = [&toggle_id, &remove_id]
+        .into_iter()
+        .find_map(|id| forms::echo(id))
+        .map(|e| e.message.or_else(|| e.errors.0.values().next().cloned()).unwrap_or_default());
+    let remove_open = forms::echoed(&remove_id);
+    let (toggle_form, remove_form) = (toggle_id.clone(), remove_id.clone());
+    let toggle = Posted::SuspendMember {
+        cluster_tenant: cluster_tenant.clone(),
+        subject: subject.clone(),
+        suspended: !suspended,
+    };
+    let remove = Posted::RemoveMember { cluster_tenant, subject: subject.clone() };
     let toggle_aria = format!("{toggle_label} {subject}");
     let remove_aria = format!("Remove {subject}");
     let question = format!("Remove {subject}? They lose access to the silo and their seat is freed.");
     view! {
         <span class="row-action">
-            <button type="button" class="btn small" title=toggle_title aria-label=toggle_aria on:click=toggle disabled=move || pending.get()>
-                {toggle_label}
-            </button>
-            <button type="button" class="btn danger small" aria-label=remove_aria on:click=move |_| asking.set(true) disabled=move || pending.get()>
-                "Remove"
-            </button>
-            {move || asking.get().then(|| view! {
-                <span class="confirm" role="group">
-                    <span>{question.clone()}</span>
-                    <button type="button" class="btn danger small confirm-go" on:click=remove disabled=move || pending.get()>"Yes, remove"</button>
-                    <button type="button" class="btn ghost small" on:click=move |_| asking.set(false)>"Cancel"</button>
-                </span>
-            })}
-            {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+            <form method="post" class="inline-form" id=toggle_id>
+                <PostedFields form=toggle_form posted=toggle />
+                <button type="submit" class="btn small" title=toggle_title aria-label=toggle_aria>{toggle_label}</button>
+            </form>
+            <details class="confirm-details" open=remove_open>
+                <summary class="btn danger small" aria-label=remove_aria>"Remove"</summary>
+                <form method="post" class="confirm" id=remove_id>
+                    <PostedFields form=remove_form posted=remove />
+                    <span>{question}</span>
+                    <button type="submit" class="btn danger small confirm-go">"Yes, remove"</button>
+                </form>
+            </details>
+            {refused.map(|e| view! { <span class="error" role="alert">{e}</span> })}
         </span>
     }
 }

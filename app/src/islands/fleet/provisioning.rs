@@ -1,4 +1,5 @@
-//! The live provisioning checklist on a customer's page, and the Suspend/Resume button.
+//! The live provisioning checklist on a customer's page (its Retry buttons are posted forms too),
+//! and the Suspend/Resume button (a plain posted form).
 //!
 //! The checklist is rendered on the server with the current state (so it is complete without
 //! JavaScript) and, once hydrated, polls the checklist server function every second while the
@@ -11,9 +12,10 @@ use std::time::Duration;
 use leptos::{prelude::*, task::spawn_local};
 
 use crate::{
-    api::fleet::{get_provisioning, retry_provisioning, set_cluster_tenant_suspended},
+    api::fleet::{get_provisioning, retry_provisioning},
     components::feedback::PhaseBadge,
     error::AppError,
+    forms::{self, Posted, PostedFields},
     model::{
         fleet::cluster_tenant::Phase,
         fleet::provisioning::{ProvisioningView, StepId, StepState, StepView},
@@ -87,7 +89,10 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
             on_cleanup(move || handle.clear());
         }
     });
-    let retry = move |step: Option<StepId>| {
+    // Retry is a posted form (it works before the wasm); once hydrated, the island asks itself
+    // and goes on following the checklist.
+    let retry = move |ev: leptos::ev::SubmitEvent, step: Option<StepId>| {
+        ev.prevent_default();
         busy.set(true);
         let name = view_state.with_untracked(|v| v.name.clone());
         spawn_local(async move {
@@ -118,11 +123,16 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
                 {step.action.clone().filter(|_| failed).map(|action| view! {
                     <span class="step-action">"→ " {action}</span>
                 })}
-                {(failed && can_retry).then(|| view! {
-                    <button type="button" class="btn small retry-step" disabled=move || busy.get()
-                        on:click=move |_| retry(Some(id))>
-                        "Retry step"
-                    </button>
+                {(failed && can_retry).then(|| {
+                    let name = view_state.with_untracked(|v| v.name.clone());
+                    let form = format!("retry-{}", id.as_str());
+                    let form_id = form.clone();
+                    view! {
+                        <form method="post" class="inline-form" id=form_id on:submit=move |ev| retry(ev, Some(id))>
+                            <PostedFields form posted=Posted::RetryProvisioning { cluster_tenant: name, step: Some(id) } />
+                            <button type="submit" class="btn small retry-step" disabled=move || busy.get()>"Retry step"</button>
+                        </form>
+                    }
                 })}
             </li>
         }
@@ -190,10 +200,14 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
                         })
                 }}
                 {move || (can_retry && view_state.with(|v| v.steps.iter().any(|s| s.state == StepState::Failed)))
-                    .then(|| view! {
-                        <button type="button" class="btn retry-all" disabled=move || busy.get() on:click=move |_| retry(None)>
-                            "Retry all"
-                        </button>
+                    .then(|| {
+                        let name = view_state.with_untracked(|v| v.name.clone());
+                        view! {
+                            <form method="post" class="inline-form" id="retry-all" on:submit=move |ev| retry(ev, None)>
+                                <PostedFields form="retry-all" posted=Posted::RetryProvisioning { cluster_tenant: name, step: None } />
+                                <button type="submit" class="btn retry-all" disabled=move || busy.get()>"Retry all"</button>
+                            </form>
+                        }
                     })}
             </div>
             {move || stalled.get().then(|| view! {
@@ -208,29 +222,21 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
     }
 }
 
-/// Suspend (scale to zero, block sign-ins) or Resume.
-#[island]
+/// Suspend (scale to zero, block sign-ins) or Resume: a plain posted form (works with or without
+/// wasm; a refusal comes back beside it).
+#[component]
 pub fn SuspendButton(name: String, suspended: bool) -> impl IntoView {
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let name = StoredValue::new(name);
-    let click = move |_| {
-        pending.set(true);
-        spawn_local(async move {
-            match set_cluster_tenant_suspended(name.get_value(), !suspended).await {
-                Ok(ct) => crate::islands::navigate(&format!("/cluster-tenants/{}", url_encode(&ct.name))),
-                Err(err) => {
-                    error.set(Some(err.to_string()));
-                    pending.set(false);
-                }
-            }
-        });
-    };
+    const FORM_ID: &str = "suspend-form";
+    let refused = forms::echo(FORM_ID).map(|e| e.message.unwrap_or_default());
+    let posted = Posted::SuspendClusterTenant { cluster_tenant: name, suspended: !suspended };
     view! {
-        <button type="button" class="btn suspend" on:click=click disabled=move || pending.get()
-            title=if suspended { "Start the silo again and allow sign-ins" } else { "Scale the silo to zero and block its sign-ins" }>
-            {if suspended { "Resume" } else { "Suspend" }}
-        </button>
-        {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+        <form method="post" class="inline-form" id=FORM_ID>
+            <PostedFields form=FORM_ID posted />
+            <button type="submit" class="btn suspend"
+                title=if suspended { "Start the silo again and allow sign-ins" } else { "Scale the silo to zero and block its sign-ins" }>
+                {if suspended { "Resume" } else { "Suspend" }}
+            </button>
+        </form>
+        {refused.map(|e| view! { <span class="error" role="alert">{e}</span> })}
     }
 }

@@ -655,7 +655,8 @@ pub enum RowAction {
     SignOutAll(String),
 }
 
-async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
+/// Runs a row action (the island and the no-wasm post alike).
+pub async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
     match action {
         RowAction::SuspendUser(name, on) => api::suspend_user(name, on).await.map(drop),
         RowAction::DeleteUser(name) => api::delete_user(name, confirmation).await,
@@ -671,9 +672,17 @@ async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
     }
 }
 
+/// The DOM id of a row action's form: from its accessible name, so each row's is its own.
+fn row_form_id(aria: &str) -> String {
+    format!("row-{}", forms::dom_id(aria))
+}
+
 /// A button that does one thing to one row, after a confirmation step for destructive actions
-/// (typing the name for users), then reloads `done`.
-#[island]
+/// (typing the name for users), then reloads `done`. A real `<form method="post">`, so it works
+/// before and without the wasm: the confirmation step is a `<details>` disclosure, and the
+/// server's form layer runs the same action ([`run`]); with the wasm the island posts it itself
+/// and, for a grant, shows first whose access would change.
+#[component]
 pub fn RowActionButton(
     /// What to do.
     action: RowAction,
@@ -686,19 +695,55 @@ pub fn RowActionButton(
     #[prop(optional)]
     of: Option<String>,
 ) -> impl IntoView {
+    let aria = match &of {
+        Some(row) => format!("{label} {row}"),
+        None => label.clone(),
+    };
+    // A refused post comes back open, with what was typed and why (the field's sentence first).
+    let refused = forms::echo(&row_form_id(&aria)).map(|e| {
+        let typed = e.value("confirmation").unwrap_or_default();
+        (e.errors.0.values().next().cloned().or(e.message).unwrap_or_default(), typed)
+    });
+    view! { <RowActionForm action label done aria refused /> }
+}
+
+/// The island behind [`RowActionButton`].
+#[island]
+fn RowActionForm(
+    action: RowAction,
+    label: String,
+    done: String,
+    aria: String,
+    /// The sentence and the typed confirmation of a refused post of this form.
+    refused: Option<(String, String)>,
+) -> impl IntoView {
     let destructive = !matches!(action, RowAction::SuspendUser(..) | RowAction::DismissNotice(_));
     let typed_name = match &action {
         RowAction::DeleteUser(name) => Some(name.clone()),
         _ => None,
     };
-    let asking = RwSignal::new(false);
-    let typed = RwSignal::new(String::new());
+    let form_id = row_form_id(&aria);
+    let open = refused.is_some();
+    let input_id = format!("{form_id}-confirmation");
+    // What was posted, or what was typed before the island woke.
+    let (echoed, retyped) = match refused {
+        Some((why, typed)) => (Some(why), typed),
+        None => (None, forms::typed(&input_id).unwrap_or_default()),
+    };
+    let typed = RwSignal::new(retyped.clone());
     let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
+    let error = RwSignal::new(echoed);
     let impact = RwSignal::new(None::<WhatIf>);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let posted = Posted::RowAction { action: action.clone(), done: done.clone() }.hidden();
     let action = StoredValue::new(action);
     let done = StoredValue::new(done);
-    let go = move || {
+    let submit = move |ev: ev::SubmitEvent| {
+        ev.prevent_default();
+        if pending.get_untracked() {
+            return;
+        }
         pending.set(true);
         spawn_local(async move {
             match run(action.get_value(), typed.get_untracked()).await {
@@ -710,13 +755,9 @@ pub fn RowActionButton(
             }
         });
     };
-    let start = move |_| {
-        if !destructive {
-            go();
-            return;
-        }
-        asking.set(true);
-        if let RowAction::DeleteGrant(id) = action.get_value() {
+    let opened = move |ev: ev::Event| {
+        let now_open = event_target::<web_sys::HtmlElement>(&ev).has_attribute("open");
+        if let (true, RowAction::DeleteGrant(id)) = (now_open, action.get_value()) {
             spawn_local(async move {
                 if let Ok(w) = api::preview_grant_removal(id).await {
                     impact.set(Some(w));
@@ -724,41 +765,51 @@ pub fn RowActionButton(
             });
         }
     };
-    let aria = match &of {
-        Some(row) => format!("{label} {row}"),
-        None => label.clone(),
+    let hidden = view! {
+        <input type="hidden" name=forms::FORM value=form_id.clone() />
+        <input type="hidden" name=forms::TARGET value=posted />
     };
-    let confirm_label = label.clone();
-    let typed_hint = typed_name.clone();
+    let control = if destructive {
+        let expected = typed_name.clone().unwrap_or_default();
+        let name_field = typed_name.map(move |name| {
+            view! {
+                <label for=input_id.clone()>{format!("Type “{name}” to confirm: ")}</label>
+                <input id=input_id class="confirm-name" type="text" name="confirmation" autocomplete="off" required value=retyped
+                    prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev)) />
+            }
+        });
+        let confirm_label = format!("Yes, {}", label.to_lowercase());
+        view! {
+            <details class="confirm-details" open=open on:toggle=opened>
+                <summary class="btn danger small" aria-label=aria>{label}</summary>
+                <form method="post" class="confirm" id=form_id on:submit=submit>
+                    {hidden}
+                    {name_field}
+                    {move || impact.get().map(|w| view! { <WhatIfView what_if=w /> })}
+                    // Until the wasm runs, the server checks the typed name; then the button waits for it.
+                    <button
+                        type="submit"
+                        class="btn danger small confirm-go"
+                        disabled=move || pending.get() || (hydrated.get() && !expected.is_empty() && typed.get().trim() != expected)
+                    >
+                        {confirm_label}
+                    </button>
+                </form>
+            </details>
+        }
+        .into_any()
+    } else {
+        view! {
+            <form method="post" class="inline-form" id=form_id on:submit=submit>
+                {hidden}
+                <button type="submit" class="btn small" disabled=move || pending.get() aria-label=aria>{label}</button>
+            </form>
+        }
+        .into_any()
+    };
     view! {
         <span class="row-action">
-            <button type="button" class=if destructive { "btn danger small" } else { "btn small" } on:click=start disabled=move || pending.get() aria-label=aria>
-                {label}
-            </button>
-            {move || asking.get().then(|| {
-                let needs_name = typed_hint.clone();
-                let expected = needs_name.clone().unwrap_or_default();
-                view! {
-                    <span class="confirm" role="group">
-                        {needs_name.clone().map(|name| view! {
-                            <label>
-                                {format!("Type “{name}” to confirm: ")}
-                                <input class="confirm-name" type="text" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev)) />
-                            </label>
-                        })}
-                        {move || impact.get().map(|w| view! { <WhatIfView what_if=w /> })}
-                        <button
-                            type="button"
-                            class="btn danger small confirm-go"
-                            disabled=move || pending.get() || (!expected.is_empty() && typed.get().trim() != expected)
-                            on:click=move |_| go()
-                        >
-                            {format!("Yes, {}", confirm_label.to_lowercase())}
-                        </button>
-                        <button type="button" class="btn ghost small" on:click=move |_| asking.set(false)>"Cancel"</button>
-                    </span>
-                }
-            })}
+            {control}
             {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
         </span>
     }

@@ -15,6 +15,7 @@ use crate::{
         layout::PageHeader,
     },
     current_principal,
+    error::AppError,
     islands::{
         fleet::delete_cluster_tenant::DeleteClusterTenant,
         fleet::provisioning::{ProvisioningChecklist, SuspendButton},
@@ -30,6 +31,7 @@ use crate::{
 pub fn ClusterTenantDetail() -> impl IntoView {
     let ui = expect_context::<UiContext>();
     let name = use_params_map().with_untracked(|p| p.get("name").unwrap_or_default());
+    let deleting = use_query_map().with_untracked(|q| q.get("deleting").is_some());
     let notice = use_query_map().with_untracked(|q| {
         if q.get("created").is_some() {
             Some("Customer created. Its silo is being provisioned; the checklist below follows every step.")
@@ -47,11 +49,22 @@ pub fn ClusterTenantDetail() -> impl IntoView {
                 let base = ui.base_domain.clone();
                 Suspend::new(async move {
                     let loaded = match get_cluster_tenant(name.clone()).await {
-                        Ok(ct) => get_provisioning(name).await.map(|p| (ct, p)),
+                        Ok(ct) => get_provisioning(name.clone()).await.map(|p| (ct, p)),
                         Err(error) => Err(error),
                     };
                     match loaded {
-                        Ok((ct, provisioning)) => view! { <Detail ct provisioning base /> }.into_any(),
+                        Ok((ct, provisioning)) => {
+                            let started = deleting.then(|| view! {
+                                <Notice tone="ok">"Deletion started. The checklist below follows the teardown; reload to see how far it got."</Notice>
+                            });
+                            view! { {started} <Detail ct provisioning base /> }.into_any()
+                        }
+                        // Asked for after a deletion (a post without wasm): gone means done.
+                        Err(AppError::NotFound { .. }) if deleting => view! {
+                            <Notice tone="ok">{format!("Customer “{name}” was deleted.")}</Notice>
+                            <p><a href="/cluster-tenants">"Back to the customers"</a></p>
+                        }
+                        .into_any(),
                         Err(error) => view! { <ErrorView error /> }.into_any(),
                     }
                 })
