@@ -88,6 +88,16 @@ pub enum Posted {
         /// The member.
         subject: String,
     },
+    /// Revoke one of the silo's access tokens.
+    RevokeToken {
+        /// The token's id.
+        id: String,
+    },
+    /// End sign-in sessions (this role's: the fleet's on the fleet, the silo's on a silo).
+    RevokeSessions {
+        /// Which.
+        what: crate::model::session::RevokeSessions,
+    },
     /// Add a member to a customer, or change a member's role, or invite a person by e-mail.
     Member {
         /// The customer.
@@ -185,6 +195,12 @@ pub fn echo(form: &str) -> Option<FormEcho> {
         let _ = form;
         None
     }
+}
+
+/// The sentence of a refused post of the form `form` (the form's, else its first field's), for a
+/// form whose fields show no messages of their own (a button).
+pub fn refusal(form: &str) -> Option<String> {
+    echo(form).map(|e| e.message.or_else(|| e.errors.0.values().next().cloned()).unwrap_or_default())
 }
 
 /// Whether this page answers a failed post of the form `form` (a disclosure holding it opens).
@@ -300,10 +316,10 @@ mod server {
         api::{
             fleet::{
                 delete_cluster_tenant, identity_rotation, reconcile_identity, refresh_customer_dns, remove_member,
-                retry_provisioning, rotate_zitadel_key, save_platform_dns, set_cluster_tenant_suspended,
-                set_member_suspended,
+                retry_provisioning, revoke_fleet_sessions, rotate_zitadel_key, save_platform_dns,
+                set_cluster_tenant_suspended, set_member_suspended,
             },
-            silo::create_token,
+            silo::{create_token, revoke_silo_sessions, revoke_token},
         },
         error::AppError,
         islands::{
@@ -347,7 +363,10 @@ mod server {
         let field = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
         let role_matches = match &posted {
-            Posted::Portal { .. } | Posted::Token | Posted::RowAction { .. } => state.role() == Role::Silo,
+            Posted::Portal { .. } | Posted::Token | Posted::RowAction { .. } | Posted::RevokeToken { .. } => {
+                state.role() == Role::Silo
+            }
+            Posted::RevokeSessions { .. } => true,
             Posted::ClusterTenant { .. }
             | Posted::BillingAccount
             | Posted::Member { .. }
@@ -403,6 +422,8 @@ mod server {
             Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
             Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile
+            | Posted::RevokeToken { .. }
+            | Posted::RevokeSessions { .. }
             | Posted::SuspendClusterTenant { .. }
             | Posted::RetryProvisioning { .. }
             | Posted::SuspendMember { .. }
@@ -484,6 +505,17 @@ mod server {
                 Posted::RemoveMember { cluster_tenant, subject } => {
                     remove_member(cluster_tenant.clone(), subject).await?;
                     Ok(redirect(members::members_page(&cluster_tenant, "member-removed")))
+                }
+                Posted::RevokeToken { id } => {
+                    revoke_token(id).await?;
+                    Ok(redirect(with_query("/tokens", "saved", "revoked")))
+                }
+                Posted::RevokeSessions { what } => {
+                    match state.role() {
+                        Role::Fleet => revoke_fleet_sessions(what).await?,
+                        Role::Silo => revoke_silo_sessions(what).await?,
+                    };
+                    Ok(redirect("/sessions".to_owned()))
                 }
                 Posted::RowAction { action, done } => {
                     portal_form::run(action, lookup("confirmation")).await?;

@@ -1,36 +1,26 @@
 //! Ending sessions from the Sessions page.
 
-use leptos::{prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
-use crate::{Role, model::session::RevokeSessions};
+use crate::{
+    components::form::PostButton,
+    forms::{Posted, dom_id},
+    model::session::RevokeSessions,
+};
 
-/// A button that ends the sessions `what` names, then reloads the page.
-#[island]
-pub fn RevokeButton(role: Role, what: RevokeSessions, label: String) -> impl IntoView {
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let what = StoredValue::new(what);
-    let click = move |_| {
-        pending.set(true);
-        let what = what.get_value();
-        spawn_local(async move {
-            let result = match role {
-                Role::Fleet => crate::api::fleet::revoke_fleet_sessions(what).await,
-                Role::Silo => crate::api::silo::revoke_silo_sessions(what).await,
-            };
-            match result {
-                Ok(_) => crate::islands::navigate("/sessions"),
-                Err(err) => {
-                    error.set(Some(err.to_string()));
-                    pending.set(false);
-                }
-            }
-        });
+/// A button that ends the sessions `what` names: a plain posted form (with or without the wasm);
+/// the page it answers lists what is left, or says beside it why not.
+#[component]
+pub fn RevokeButton(
+    what: RevokeSessions,
+    label: String,
+    #[prop(optional, into)] aria: Option<String>,
+) -> impl IntoView {
+    let form = match &what {
+        RevokeSessions::One { handle } => format!("revoke-session-{}", dom_id(handle)),
+        RevokeSessions::MyOthers => "revoke-my-other-sessions".to_owned(),
+        RevokeSessions::AllOf { subject } => format!("revoke-sessions-of-{}", dom_id(subject)),
     };
-    view! {
-        <button type="button" class="btn" on:click=click disabled=move || pending.get()>
-            {label}
-        </button>
-        {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
-    }
+    let aria = aria.unwrap_or_else(|| label.clone());
+    view! { <PostButton form posted=Posted::RevokeSessions { what } label aria class="btn" /> }
 }

@@ -186,6 +186,21 @@ async fn the_customer_form_works_without_wasm(pool: PgPool) {
     let wrong = vec![(app::forms::TARGET.to_owned(), portal.hidden())];
     let other_role = send_as(&fleet, Method::POST, "/users", Some(&encode(&wrong, &[])), &nav).await;
     assert_eq!(other_role.status, StatusCode::BAD_REQUEST);
+    // Signing out one's other sessions is a posted form too.
+    let other = support::session_cookie(&db, "op", true, false).await;
+    let elsewhere = form_headers(&other, "same-origin");
+    assert_eq!(send_as(&fleet, Method::GET, "/sessions", None, &elsewhere).await.status, StatusCode::OK);
+    let sessions = send_as(&fleet, Method::GET, "/sessions", None, &nav).await;
+    let hidden_revoke = hidden_fields(&sessions.text, "revoke-my-other-sessions");
+    let ended = send_as(&fleet, Method::POST, "/sessions", Some(&encode(&hidden_revoke, &[])), &nav).await;
+    assert_eq!(ended.status, StatusCode::SEE_OTHER, "{}", ended.text);
+    assert_eq!(ended.headers["location"], "/sessions");
+    assert_ne!(
+        send_as(&fleet, Method::GET, "/sessions", None, &elsewhere).await.status,
+        StatusCode::OK,
+        "the other session is over"
+    );
+    assert_eq!(send_as(&fleet, Method::GET, "/sessions", None, &nav).await.status, StatusCode::OK, "this one is not");
     // …and a post without a session is answered like the page: sign in first.
     let anonymous = form_headers("", "same-origin");
     let nobody = send_as(&fleet, Method::POST, "/cluster-tenants/new", Some(&encode(&hidden, &good)), &anonymous).await;
@@ -275,6 +290,25 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(stored, 1);
+    // Revoking it is a posted form behind a confirmation step; the page then says so.
+    let id: String = sqlx::query_scalar("SELECT id::text FROM access_tokens WHERE name = 'ci pipeline'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    let list = send_as(&silo, Method::GET, "/tokens", None, &nav).await;
+    assert!(list.text.contains(r#"<summary aria-label="Revoke ci pipeline""#), "the step names the token");
+    let hidden = hidden_fields(&list.text, &format!("revoke-token-{id}"));
+    let revoked = send_as(&silo, Method::POST, "/tokens", Some(&encode(&hidden, &[])), &nav).await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER, "{}", revoked.text);
+    assert_eq!(revoked.headers["location"], "/tokens?saved=revoked");
+    let after = send_as(&silo, Method::GET, "/tokens?saved=revoked", None, &nav).await;
+    assert!(after.text.contains("Token revoked"), "the page confirms it");
+    let live: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM access_tokens WHERE name = 'ci pipeline' AND revoked_at IS NULL")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(live, 0);
 
     // A secret is never echoed back into the page.
     let models = send_as(&silo, Method::GET, "/models", None, &nav).await;

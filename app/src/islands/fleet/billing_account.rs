@@ -7,7 +7,7 @@ use crate::{
     api::fleet::save_billing_account,
     components::form::Field,
     error::AppError,
-    forms::{self, Posted},
+    forms::{self, Posted, PostedFields},
     model::fleet::billing::BillingAccountRequest,
 };
 
@@ -56,8 +56,7 @@ fn AccountForm(display_name: String, exists: bool, error: Option<String>) -> imp
     };
     view! {
         <form class="form narrow" id=FORM_ID method="post" on:submit=submit>
-            <input type="hidden" name=forms::FORM value=FORM_ID />
-            <input type="hidden" name=forms::TARGET value=Posted::BillingAccount.hidden() />
+            <PostedFields form=FORM_ID posted=Posted::BillingAccount />
             <Field id=INPUT_ID label="Display name" hint="Shown to the platform's operators with your customers." error=Signal::derive(move || error.get())>
                 <input
                     id=INPUT_ID

@@ -11,7 +11,7 @@ use crate::{
     api::fleet::{create_cluster_tenant, update_cluster_tenant},
     components::form::{Field, described_by},
     error::{AppError, FieldErrors},
-    forms::{self, Posted},
+    forms::{self, Posted, PostedFields},
     model::fleet::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
 };
 
@@ -187,7 +187,7 @@ fn CustomerForm(
     let state = FormState { form, touched, submitted: RwSignal::new(false), server: RwSignal::new(server), check };
     let pending = RwSignal::new(false);
     let banner = RwSignal::new(banner);
-    let posted = Posted::ClusterTenant { editing: editing.clone() }.hidden();
+    let posted = Posted::ClusterTenant { editing: editing.clone() };
     let editing = StoredValue::new(editing);
     let is_edit = editing.with_value(Option::is_some);
 
@@ -249,8 +249,7 @@ fn CustomerForm(
 
     view! {
         <form class="form customer-form" id=FORM_ID method="post" novalidate on:submit=submit>
-            <input type="hidden" name=forms::FORM value=FORM_ID />
-            <input type="hidden" name=forms::TARGET value=posted />
+            <PostedFields form=FORM_ID posted=posted />
             {move || banner.get().map(|b| view! { <div class="notice bad" role="alert">{b}</div> })}
             <fieldset>
                 <legend>"Customer"</legend>

@@ -7,7 +7,7 @@ use leptos::{ev, prelude::*, task::spawn_local};
 
 use crate::{
     api::fleet::{add_member, invite_member},
-    components::form::Field,
+    components::form::{ConfirmPost, Field, PostButton},
     error::{AppError, FieldErrors},
     forms::{self, Posted, PostedFields},
     model::{fleet::members::MemberRequest, href::url_encode},
@@ -61,11 +61,10 @@ pub fn InviteOwner(cluster_tenant: String) -> impl IntoView {
     let email = echo.as_ref().and_then(|e| e.value("email")).unwrap_or_default();
     let error = echo.as_ref().and_then(|e| e.errors.get("email").map(str::to_owned));
     let message = echo.and_then(|e| e.message);
-    let posted = Posted::Member { cluster_tenant }.hidden();
+    let posted = Posted::Member { cluster_tenant };
     view! {
         <form class="form inline" id=OWNER_FORM_ID method="post" novalidate>
-            <input type="hidden" name=forms::FORM value=OWNER_FORM_ID />
-            <input type="hidden" name=forms::TARGET value=posted />
+            <PostedFields form=OWNER_FORM_ID posted=posted />
             <input type="hidden" name="role" value="owner" />
             {message.map(|m| view! { <p class="error" role="alert">{m}</p> })}
             <Field id="owner-email" label="Owner's e-mail" error=Signal::derive(move || error.clone())>
@@ -81,18 +80,10 @@ pub fn InviteOwner(cluster_tenant: String) -> impl IntoView {
 /// "Withdraw" for one pending invitation: a plain posted form (works with or without wasm).
 #[component]
 pub fn WithdrawInvitation(cluster_tenant: String, email: String) -> impl IntoView {
-    let form_id = format!("withdraw-{}", url_encode(&email));
-    let form_field = form_id.clone();
-    let posted = Posted::CancelInvitation { cluster_tenant }.hidden();
-    let label = format!("Withdraw the invitation of {email}");
-    view! {
-        <form class="row-action" id=form_id method="post">
-            <input type="hidden" name=forms::FORM value=form_field />
-            <input type="hidden" name=forms::TARGET value=posted />
-            <input type="hidden" name="email" value=email />
-            <button type="submit" class="btn small" aria-label=label>"Withdraw"</button>
-        </form>
-    }
+    let form = format!("withdraw-{}", url_encode(&email));
+    let posted = Posted::CancelInvitation { cluster_tenant };
+    let aria = format!("Withdraw the invitation of {email}");
+    view! { <PostButton form posted label="Withdraw" aria fields=vec![("email", email)] /> }
 }
 
 /// What the members page says after `saved`.
@@ -148,7 +139,7 @@ fn AddMember(
     let errors = RwSignal::new(errors);
     let banner = RwSignal::new(message);
     let pending = RwSignal::new(false);
-    let posted = Posted::Member { cluster_tenant: cluster_tenant.clone() }.hidden();
+    let posted = Posted::Member { cluster_tenant: cluster_tenant.clone() };
     let cluster_tenant = StoredValue::new(cluster_tenant);
     let submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
@@ -169,8 +160,7 @@ fn AddMember(
     let error_of = move |key: &'static str| Signal::derive(move || errors.with(|e| e.get(key).map(str::to_owned)));
     view! {
         <form class="form narrow" id=FORM_ID method="post" novalidate on:submit=submit>
-            <input type="hidden" name=forms::FORM value=FORM_ID />
-            <input type="hidden" name=forms::TARGET value=posted />
+            <PostedFields form=FORM_ID posted=posted />
             {move || banner.get().map(|b| view! { <p class="error" role="alert">{b}</p> })}
             <Field id=SUBJECT_ID label="Subject" hint="The person's id at the identity provider (the token's sub claim). An existing member's role is changed." error=error_of("subject")>
                 <input id=SUBJECT_ID name="subject" type="text" autocomplete="off" spellcheck="false" value=initial_subject
@@ -207,39 +197,19 @@ pub fn MemberActions(cluster_tenant: String, subject: String, suspended: bool) -
     } else {
         ("Suspend", "Take access away (frees the seat)")
     };
-    let toggle_id = forms::dom_id(&format!("member-status {subject}"));
-    let remove_id = forms::dom_id(&format!("member-remove {subject}"));
-    // A refusal (the last owner, a full seat cap) comes back beside the form that asked.
-    let refused = [&toggle_id, &remove_id]
-        .into_iter()
-        .find_map(|id| forms::echo(id))
-        .map(|e| e.message.or_else(|| e.errors.0.values().next().cloned()).unwrap_or_default());
-    let remove_open = forms::echoed(&remove_id);
-    let (toggle_form, remove_form) = (toggle_id.clone(), remove_id.clone());
     let toggle = Posted::SuspendMember {
         cluster_tenant: cluster_tenant.clone(),
         subject: subject.clone(),
         suspended: !suspended,
     };
     let remove = Posted::RemoveMember { cluster_tenant, subject: subject.clone() };
-    let toggle_aria = format!("{toggle_label} {subject}");
-    let remove_aria = format!("Remove {subject}");
-    let question = format!("Remove {subject}? They lose access to the silo and their seat is freed.");
     view! {
         <span class="row-action">
-            <form method="post" class="inline-form" id=toggle_id>
-                <PostedFields form=toggle_form posted=toggle />
-                <button type="submit" class="btn small" title=toggle_title aria-label=toggle_aria>{toggle_label}</button>
-            </form>
-            <details class="confirm-details" open=remove_open>
-                <summary class="btn danger small" aria-label=remove_aria>"Remove"</summary>
-                <form method="post" class="confirm" id=remove_id>
-                    <PostedFields form=remove_form posted=remove />
-                    <span>{question}</span>
-                    <button type="submit" class="btn danger small confirm-go">"Yes, remove"</button>
-                </form>
-            </details>
-            {refused.map(|e| view! { <span class="error" role="alert">{e}</span> })}
+            <PostButton form=forms::dom_id(&format!("member-status {subject}")) posted=toggle label=toggle_label
+                aria=format!("{toggle_label} {subject}") title=toggle_title />
+            <ConfirmPost form=forms::dom_id(&format!("member-remove {subject}")) posted=remove label="Remove"
+                aria=format!("Remove {subject}")
+                question=format!("Remove {subject}? They lose access to the silo and their seat is freed.") />
         </span>
     }
 }

@@ -13,9 +13,9 @@ use leptos::{prelude::*, task::spawn_local};
 
 use crate::{
     api::fleet::{get_provisioning, retry_provisioning},
-    components::feedback::PhaseBadge,
+    components::{feedback::PhaseBadge, form::PostButton},
     error::AppError,
-    forms::{self, Posted, PostedFields},
+    forms::{Posted, PostedFields},
     model::{
         fleet::cluster_tenant::Phase,
         fleet::provisioning::{ProvisioningView, StepId, StepState, StepView},
@@ -226,17 +226,11 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
 /// wasm; a refusal comes back beside it).
 #[component]
 pub fn SuspendButton(name: String, suspended: bool) -> impl IntoView {
-    const FORM_ID: &str = "suspend-form";
-    let refused = forms::echo(FORM_ID).map(|e| e.message.unwrap_or_default());
     let posted = Posted::SuspendClusterTenant { cluster_tenant: name, suspended: !suspended };
-    view! {
-        <form method="post" class="inline-form" id=FORM_ID>
-            <PostedFields form=FORM_ID posted />
-            <button type="submit" class="btn suspend"
-                title=if suspended { "Start the silo again and allow sign-ins" } else { "Scale the silo to zero and block its sign-ins" }>
-                {if suspended { "Resume" } else { "Suspend" }}
-            </button>
-        </form>
-        {refused.map(|e| view! { <span class="error" role="alert">{e}</span> })}
-    }
+    let (label, title) = if suspended {
+        ("Resume", "Start the silo again and allow sign-ins")
+    } else {
+        ("Suspend", "Scale the silo to zero and block its sign-ins")
+    };
+    view! { <PostButton form="suspend-form" posted label title class="btn suspend" /> }
 }

@@ -14,7 +14,7 @@ use crate::{
     api::silo as api,
     components::form::Field,
     error::{AppError, FieldErrors},
-    forms::{self, Posted},
+    forms::{self, Posted, PostedFields},
     model::{session::RevokeSessions, silo::WhatIf},
 };
 
@@ -586,8 +586,7 @@ fn DescribedForm(
     let form_field = id.clone();
     view! {
         <form class="form portal-form" id=id method="post" on:submit=on_submit novalidate>
-            <input type="hidden" name=forms::FORM value=form_field />
-            <input type="hidden" name=forms::TARGET value=posted.hidden() />
+            <PostedFields form=form_field posted=posted />
             {move || general.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             {rendered}
             {move || what_if.get().map(|w| view! { <WhatIfView what_if=w /> })}
@@ -736,7 +735,7 @@ fn RowActionForm(
     let impact = RwSignal::new(None::<WhatIf>);
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
-    let posted = Posted::RowAction { action: action.clone(), done: done.clone() }.hidden();
+    let posted = Posted::RowAction { action: action.clone(), done: done.clone() };
     let action = StoredValue::new(action);
     let done = StoredValue::new(done);
     let submit = move |ev: ev::SubmitEvent| {
@@ -766,8 +765,7 @@ fn RowActionForm(
         }
     };
     let hidden = view! {
-        <input type="hidden" name=forms::FORM value=form_id.clone() />
-        <input type="hidden" name=forms::TARGET value=posted />
+        <PostedFields form=form_id.clone() posted=posted />
     };
     let control = if destructive {
         let expected = typed_name.clone().unwrap_or_default();

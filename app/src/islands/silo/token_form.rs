@@ -1,13 +1,14 @@
-//! Creating an access token: the secret is shown once, with a copy button; and revoking one.
+//! Creating an access token: the secret is shown once, with a copy button; and revoking one
+//! (after a confirmation step, a plain posted form).
 //! The form also works without wasm ([`crate::forms`]): the post is answered with this page
 //! showing the secret, never cached.
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
 use crate::{
-    api::silo::{create_token, revoke_token},
-    components::form::Field,
-    forms::{self, Posted},
+    api::silo::create_token,
+    components::form::{ConfirmPost, Field},
+    forms::{self, Posted, PostedFields},
     model::session::{CreatedAccessToken, NewAccessTokenRequest},
 };
 
@@ -97,8 +98,7 @@ fn NewToken(
             None => {
                 view! {
                     <form class="form narrow" id=FORM_ID method="post" novalidate on:submit=submit>
-                        <input type="hidden" name=forms::FORM value=FORM_ID />
-                        <input type="hidden" name=forms::TARGET value=Posted::Token.hidden() />
+                        <PostedFields form=FORM_ID posted=Posted::Token />
                         <Field id="token-name" label="Name" required=true hint="What the token is for, e.g. “CI pipeline”." error=Signal::derive(move || name_error.get())>
                             <input id="token-name" name="name" type="text" value=initial_name.get_value() prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
                         </Field>
@@ -129,29 +129,12 @@ fn NewToken(
     }
 }
 
-/// Revokes one token, then reloads the page.
-#[island]
+/// Revokes one token after a confirmation step: a plain posted form (with or without the wasm).
+#[component]
 pub fn RevokeTokenButton(id: String, name: String) -> impl IntoView {
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let id = StoredValue::new(id);
-    let click = move |_| {
-        pending.set(true);
-        let id = id.get_value();
-        spawn_local(async move {
-            match revoke_token(id).await {
-                Ok(_) => crate::islands::navigate("/tokens"),
-                Err(err) => {
-                    error.set(Some(err.to_string()));
-                    pending.set(false);
-                }
-            }
-        });
-    };
+    let form = format!("revoke-token-{}", forms::dom_id(&id));
     view! {
-        <button type="button" class="btn danger" on:click=click disabled=move || pending.get() aria-label=format!("Revoke {name}")>
-            "Revoke"
-        </button>
-        {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+        <ConfirmPost form posted=Posted::RevokeToken { id } label="Revoke" aria=format!("Revoke {name}")
+            question=format!("Revoke “{name}”? Whatever uses it is refused from then on.") />
     }
 }

@@ -13,12 +13,12 @@ use crate::{
     api::fleet::{get_dns_overview, get_platform_dns},
     components::{
         feedback::{Badge, ErrorView, Notice},
-        form::{Field, described_by},
+        form::{Field, PostButton, described_by},
         format::timestamp,
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
-    forms::{self, Posted},
+    forms::{self, Posted, PostedFields},
     model::fleet::dns::{DnsHostView, PLATFORM_DNS_PROVIDERS, PlatformDnsView},
 };
 
@@ -93,17 +93,10 @@ pub fn DnsPage() -> impl IntoView {
 #[component]
 pub fn DnsHosts(hosts: Vec<DnsHostView>, cluster_tenant: String, done: String, probing: bool) -> impl IntoView {
     let check = probing.then(|| {
-        let form_id = format!("dns-check-{}", crate::model::href::url_encode(&cluster_tenant));
-        let form_field = form_id.clone();
-        let posted = Posted::DnsRefresh { cluster_tenant: cluster_tenant.clone(), done }.hidden();
-        let label = format!("Check the DNS of {cluster_tenant} now");
-        view! {
-            <form class="row-action" id=form_id method="post">
-                <input type="hidden" name=forms::FORM value=form_field />
-                <input type="hidden" name=forms::TARGET value=posted />
-                <button type="submit" class="btn small" aria-label=label>"Check now"</button>
-            </form>
-        }
+        let form = format!("dns-check-{}", crate::model::href::url_encode(&cluster_tenant));
+        let aria = format!("Check the DNS of {cluster_tenant} now");
+        let posted = Posted::DnsRefresh { cluster_tenant: cluster_tenant.clone(), done };
+        view! { <PostButton form posted label="Check now" aria /> }
     });
     if hosts.is_empty() {
         let body = if probing { "Not checked yet." } else { "DNS is not checked on this fleet." };
@@ -272,8 +265,7 @@ fn IssuerForm(issuer: opencrane_types::platform_dns::IssuerSummary) -> impl Into
     .view();
     view! {
         <form method="post" id=ISSUER_FORM class="form" novalidate>
-            <input type="hidden" name=forms::FORM value=ISSUER_FORM />
-            <input type="hidden" name=forms::TARGET value=Posted::PlatformDns.hidden() />
+            <PostedFields form=ISSUER_FORM posted=Posted::PlatformDns />
             {message}
             <Field id="issuer-provider" label="DNS-01 provider" hint="Where the platform's zone is hosted." required=true error=Signal::derive(move || provider_error.clone())>
                 <select id="issuer-provider" name="provider" aria-describedby=provider_describe>

@@ -12,12 +12,12 @@ use crate::{
     api::fleet::get_identity_overview,
     components::{
         feedback::{ErrorView, Notice},
-        form::Field,
+        form::{Field, PostButton},
         format::timestamp,
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
-    forms::{self, Posted},
+    forms::{self, Posted, PostedFields},
     model::fleet::identity::{
         IdentityOverview, ReconcileReport, RotationAction, RotationState, RotationView, Severity,
     },
@@ -62,13 +62,8 @@ fn ActionButton(
     label: &'static str,
     #[prop(optional)] primary: bool,
 ) -> impl IntoView {
-    view! {
-        <form method="post" id=form class="inline-form">
-            <input type="hidden" name=forms::FORM value=form />
-            <input type="hidden" name=forms::TARGET value=posted.hidden() />
-            <button type="submit" class=if primary { "btn primary" } else { "btn" }>{label}</button>
-        </form>
-    }
+    let class = if primary { "btn primary" } else { "btn" };
+    view! { <PostButton form posted label class /> }
 }
 
 fn days(days: Option<i64>) -> String {
@@ -171,8 +166,7 @@ fn Rotation(rotation: Option<RotationView>, persisted: bool) -> impl IntoView {
                     <details open=open>
                         <summary>"Or upload a key made in Zitadel's console"</summary>
                         <form method="post" id="zitadel-upload" class="form">
-                            <input type="hidden" name=forms::FORM value="zitadel-upload" />
-                            <input type="hidden" name=forms::TARGET value=Posted::ZitadelKey.hidden() />
+                            <PostedFields form="zitadel-upload" posted=Posted::ZitadelKey />
                             <Field
                                 id="zitadel-key"
                                 label="Service-account key (JSON)"

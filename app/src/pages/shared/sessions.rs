@@ -35,7 +35,7 @@ pub fn SessionsPage(role: Role) -> impl IntoView {
     view! {
         <Title text="Sessions" />
         <PageHeader title="Sessions" description=description>
-            <RevokeButton role what=RevokeSessions::MyOthers label="Sign out my other sessions".to_owned() />
+            <RevokeButton what=RevokeSessions::MyOthers label="Sign out my other sessions".to_owned() />
         </PageHeader>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || {
@@ -70,16 +70,20 @@ fn SessionTable(role: Role, sessions: Vec<SessionView>, me: String) -> impl Into
                 view! { <span class="badge ok">"This session"</span> }.into_any()
             } else {
                 view! {
-                    <RevokeButton role what=RevokeSessions::One { handle: s.handle.clone() } label="Sign out".to_owned() />
+                    <RevokeButton
+                        what=RevokeSessions::One { handle: s.handle.clone() }
+                        label="Sign out".to_owned()
+                        aria=format!("Sign out {} on {}", s.display_name, s.ip)
+                    />
                 }
                 .into_any()
             };
             let everywhere = (s.subject != me && role == Role::Silo).then(|| {
                 view! {
                     <RevokeButton
-                        role
                         what=RevokeSessions::AllOf { subject: s.subject.clone() }
                         label="Sign out everywhere".to_owned()
+                        aria=format!("Sign out {} everywhere", s.display_name)
                     />
                 }
             });

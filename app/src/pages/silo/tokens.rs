@@ -7,7 +7,7 @@ use leptos_meta::Title;
 use crate::{
     api::silo::list_tokens,
     components::{
-        feedback::ErrorView,
+        feedback::{ErrorView, Notice},
         format::timestamp,
         layout::PageHeader,
         table::{DataTable, EmptyState},
@@ -19,8 +19,11 @@ use crate::{
 /// The tokens page.
 #[component]
 pub fn TokensPage() -> impl IntoView {
+    let revoked =
+        leptos_router::hooks::use_query_map().with_untracked(|q| q.get("saved").is_some_and(|s| s == "revoked"));
     view! {
         <Title text="Access tokens" />
+        {revoked.then(|| view! { <Notice tone="ok">"Token revoked; whatever used it is refused from now on."</Notice> })}
         <PageHeader
             title="Access tokens"
             description="Bearer tokens (ocp_…) for scripts and CI. A token acts for you, with a role no higher than yours."
