@@ -40,7 +40,13 @@ pub struct AuditQuery {
     pub outcome: Option<String>,
     /// Entries older than this id.
     pub before: Option<i64>,
+    /// Entries per page (50 when absent; at most [`MAX_AUDIT_LIMIT`]).
+    #[serde(default)]
+    pub limit: Option<i64>,
 }
+
+/// The largest page of the audit log (the original's maximum).
+pub const MAX_AUDIT_LIMIT: i64 = 1000;
 
 impl AuditQuery {
     /// Reads the audit page's query parameters; blanks mean "any".
@@ -51,6 +57,7 @@ impl AuditQuery {
             action: text("action"),
             outcome: text("outcome").filter(|o| ["success", "failure", "denied"].contains(&o.as_str())),
             before: text("before").and_then(|b| b.parse().ok()),
+            limit: None,
         }
     }
 

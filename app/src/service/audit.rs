@@ -6,12 +6,12 @@ use crate::{
     Role,
     authz::{Action, authorize},
     error::AppError,
-    model::audit::{AuditEntry, AuditPage, AuditQuery},
+    model::audit::{AuditEntry, AuditPage, AuditQuery, MAX_AUDIT_LIMIT},
     service::OrFail as _,
     state::{AppState, Caller},
 };
 
-/// Entries per page.
+/// Entries per page unless the query asks for another number.
 pub const PAGE: i64 = 50;
 
 /// A page of the role's audit log, newest first.
@@ -21,11 +21,12 @@ pub async fn list(state: &AppState, caller: &Caller, query: AuditQuery) -> Resul
         Role::Silo => authorize(caller.principal.as_ref(), Action::AdministerSilo(&state.silo()?.cluster_tenant))?,
     };
     let filter = AuditFilter { actor: query.actor, action_prefix: query.action, outcome: query.outcome };
-    let rows = db::list(&state.pool, &filter, query.before, PAGE + 1).await.or_fail(caller)?;
-    let has_more = rows.len() > usize::try_from(PAGE).unwrap_or(usize::MAX);
+    let page = query.limit.unwrap_or(PAGE).clamp(1, MAX_AUDIT_LIMIT);
+    let rows = db::list(&state.pool, &filter, query.before, page + 1).await.or_fail(caller)?;
+    let has_more = rows.len() > usize::try_from(page).unwrap_or(usize::MAX);
     let entries: Vec<AuditEntry> = rows
         .into_iter()
-        .take(usize::try_from(PAGE).unwrap_or(usize::MAX))
+        .take(usize::try_from(page).unwrap_or(usize::MAX))
         .map(|r| AuditEntry {
             id: r.id,
             occurred_at: r.occurred_at,

@@ -1,8 +1,10 @@
 //! The REST API under `/api/v1`, beside the UI. Handlers are thin: extract, call the same
 //! service functions the server functions call, and answer in the reference's contract.
 
+mod audit;
 pub mod fleet;
 pub mod openapi;
+mod patch;
 pub mod silo;
 
 use app::state::{AppState, RoleSettings};
@@ -13,7 +15,10 @@ use super::error::api_not_found;
 
 /// The `/api/v1` router of the role in `state`; feature areas switched off are not mounted.
 pub fn router(state: &AppState) -> Router<AppState> {
-    let mut router = Router::new().route("/openapi.json", get(openapi_json)).merge(super::auth::routes::router());
+    let mut router = Router::new()
+        .route("/openapi.json", get(openapi_json))
+        .merge(super::auth::routes::router())
+        .merge(audit::routes());
     if let RoleSettings::Fleet(fleet) = &state.role {
         if fleet.cluster_tenants_enabled {
             router = router.merge(fleet::cluster_tenant_routes());

@@ -6,6 +6,7 @@
 
 mod adoption;
 mod cluster_tenants_api;
+mod compat;
 mod deploy_cli;
 mod dns;
 mod forms;

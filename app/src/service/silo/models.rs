@@ -242,14 +242,33 @@ pub async fn delete_credential(state: &AppState, caller: &Caller, id: &str) -> R
     Ok(())
 }
 
-/// Adds a deployment behind a public name.
-pub async fn add_deployment(
+/// A deployment request, checked.
+struct ValidDeployment {
+    public: String,
+    upstream: String,
+    base: Option<String>,
+    credential_id: Option<Uuid>,
+    weight: i32,
+}
+
+impl ValidDeployment {
+    fn fields(&self) -> DefinitionFields<'_> {
+        DefinitionFields {
+            public_name: &self.public,
+            upstream_model: &self.upstream,
+            api_base: self.base.as_deref(),
+            credential_id: self.credential_id,
+            weight: self.weight,
+        }
+    }
+}
+
+async fn validate_deployment(
     state: &AppState,
     caller: &Caller,
-    req: DeploymentRequest,
-) -> Result<DeploymentView, AppError> {
+    req: &DeploymentRequest,
+) -> Result<ValidDeployment, AppError> {
     let public = req.public_name.trim().to_owned();
-    let silo = admin_write(state, caller, "model.create", &public).await?;
     let mut errors = FieldErrors::new();
     if !public_name_ok(&public) {
         errors.add("publicName", "Use lowercase letters, digits and - . _ : / (starting and ending with a letter or digit), up to 80 characters.");
@@ -279,27 +298,66 @@ pub async fn add_deployment(
             }
         }
     };
-    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
-    let f = DefinitionFields {
-        public_name: &public,
-        upstream_model: &upstream,
-        api_base: base.as_deref(),
-        credential_id,
-        weight,
-    };
-    let mut tx = state.pool.begin().await.or_fail(caller)?;
-    let id = model_db::insert_definition(&mut *tx, &f).await.map_err(|e| match e {
+    errors
+        .into_result(ValidDeployment { public, upstream, base, credential_id, weight })
+        .map_err(|fields| AppError::Validation { fields })
+}
+
+fn deployment_clash(caller: &Caller, e: DbError) -> AppError {
+    match e {
         DbError::UniqueViolation { .. } => conflict(
             "MODEL_EXISTS",
             "upstreamModel",
             "This public name already has a deployment of this upstream model.".into(),
         ),
         other => db_failure(caller, other),
-    })?;
-    finish(tx, silo, caller, "model.create", &public, json!({ "id": id, "upstreamModel": upstream, "weight": weight }))
-        .await?;
-    let id = id.to_string();
-    list_deployments(state, caller).await?.into_iter().find(|d| d.id == id).ok_or_else(|| model_not_found(&id))
+    }
+}
+
+/// One deployment.
+pub async fn get_deployment(state: &AppState, caller: &Caller, id: &str) -> Result<DeploymentView, AppError> {
+    list_deployments(state, caller).await?.into_iter().find(|d| d.id == id.trim()).ok_or_else(|| model_not_found(id))
+}
+
+/// Adds a deployment behind a public name.
+pub async fn add_deployment(
+    state: &AppState,
+    caller: &Caller,
+    req: DeploymentRequest,
+) -> Result<DeploymentView, AppError> {
+    let silo = admin_write(state, caller, "model.create", req.public_name.trim()).await?;
+    let v = validate_deployment(state, caller, &req).await?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let id = model_db::insert_definition(&mut *tx, &v.fields()).await.map_err(|e| deployment_clash(caller, e))?;
+    let meta = json!({ "id": id, "upstreamModel": v.upstream, "weight": v.weight });
+    finish(tx, silo, caller, "model.create", &v.public, meta).await?;
+    get_deployment(state, caller, &id.to_string()).await
+}
+
+/// Changes a deployment (its public name, upstream model, API base, credential or weight).
+pub async fn update_deployment(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: DeploymentRequest,
+) -> Result<DeploymentView, AppError> {
+    let silo = admin_write(state, caller, "model.update", id).await?;
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| model_not_found(id))?;
+    let before = get_deployment(state, caller, id).await?;
+    let v = validate_deployment(state, caller, &req).await?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let found =
+        model_db::update_definition(&mut *tx, uuid, &v.fields()).await.map_err(|e| deployment_clash(caller, e))?;
+    if !found {
+        return Err(model_not_found(id));
+    }
+    let before = json!({
+        "publicName": before.public_name, "upstreamModel": before.upstream_model, "apiBase": before.api_base,
+        "credential": before.credential, "weight": before.weight,
+    });
+    let meta = json!({ "id": uuid, "upstreamModel": v.upstream, "weight": v.weight, "before": before });
+    finish(tx, silo, caller, "model.update", &v.public, meta).await?;
+    get_deployment(state, caller, id).await
 }
 
 fn model_not_found(id: &str) -> AppError {

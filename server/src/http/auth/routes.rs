@@ -6,7 +6,7 @@
 //! sign-out is audited.
 
 use app::{
-    model::principal::PrincipalKind,
+    model::principal::{OrgRole, Principal, PrincipalKind},
     state::{AppState, Caller},
 };
 use axum::{
@@ -482,8 +482,14 @@ async fn logout(
     }
 }
 
-/// `GET /auth/me`: who the server thinks is calling.
-async fn me(caller: Caller, Extension(auth): Extension<AuthConfig>) -> Json<serde_json::Value> {
+/// `GET /auth/me`: who the server thinks is calling, with the original's `isOrgAdmin` (an operator,
+/// or an active owner or admin of a customer), `ownedOrgs` (those customers, with the role) and, on
+/// a silo, `clusterTenant` (the silo's customer).
+async fn me(
+    State(state): State<AppState>,
+    caller: Caller,
+    Extension(auth): Extension<AuthConfig>,
+) -> Json<serde_json::Value> {
     let mode = match caller.principal.as_ref().map(|p| p.kind) {
         Some(PrincipalKind::Development) => "development",
         Some(PrincipalKind::User) => "oidc",
@@ -501,9 +507,24 @@ async fn me(caller: Caller, Extension(auth): Extension<AuthConfig>) -> Json<serd
             "isPlatformOperator": p.is_platform_operator,
             "groups": p.groups,
             "memberships": p.memberships,
+            "isOrgAdmin": p.is_platform_operator || !owned_orgs(p).is_empty(),
+            "ownedOrgs": owned_orgs(p),
         })
     });
-    Json(json!({ "mode": mode, "authenticated": user.is_some(), "user": user }))
+    let mut body = json!({ "mode": mode, "authenticated": user.is_some(), "user": user });
+    if let Ok(silo) = state.silo() {
+        body["clusterTenant"] = json!(silo.cluster_tenant);
+    }
+    Json(body)
+}
+
+/// The customers `p` administers (active owner or admin), as the original's `ownedOrgs`.
+fn owned_orgs(p: &Principal) -> Vec<serde_json::Value> {
+    p.memberships
+        .iter()
+        .filter(|m| m.active && matches!(m.role, OrgRole::Owner | OrgRole::Admin))
+        .map(|m| json!({ "clusterTenant": m.cluster_tenant, "role": m.role }))
+        .collect()
 }
 
 #[cfg(test)]

@@ -54,6 +54,13 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
             body: None,
             ok: (200, json!({ "type": "object", "properties": { "endSessionUrl": { "type": ["string", "null"] } } })),
         },
+        Operation {
+            method: "get",
+            path: "/audit",
+            summary: "The audit log, newest first (?actor=&action=<prefix>&outcome=&limit=1..1000&cursor=): {data, pagination: {limit, hasMore, nextCursor}}; Link rel=next",
+            body: None,
+            ok: (200, schema("AuditPage")),
+        },
     ];
     if let RoleSettings::Fleet(fleet) = &state.role {
         if fleet.cluster_tenants_enabled {
@@ -508,7 +515,24 @@ fn components() -> Value {
                 "properties": {
                     "mode": { "type": "string", "enum": ["development", "oidc", "token"] },
                     "authenticated": { "type": "boolean" },
-                    "user": { "type": ["object", "null"] }
+                    "user": { "type": ["object", "null"], "properties": {
+                        "sub": text, "email": opt_text, "name": text, "isPlatformOperator": { "type": "boolean" },
+                        "isOrgAdmin": { "type": "boolean" },
+                        "ownedOrgs": { "type": "array", "items": { "type": "object", "properties": {
+                            "clusterTenant": text, "role": { "enum": ["owner", "admin"] } } } } } },
+                    "clusterTenant": { "type": "string", "description": "On a silo: its customer" }
+                }
+            },
+            "AuditPage": {
+                "type": "object",
+                "properties": {
+                    "data": { "type": "array", "items": { "type": "object", "properties": {
+                        "id": { "type": "integer" }, "timestamp": { "type": "string", "format": "date-time" }, "actor": text,
+                        "actorRole": text, "action": text, "resource": text, "tenant": opt_text,
+                        "outcome": { "enum": ["success", "failure", "denied"] }, "requestId": opt_text, "message": text,
+                        "metadata": { "type": "object" } } } },
+                    "pagination": { "type": "object", "properties": {
+                        "limit": { "type": "integer" }, "hasMore": { "type": "boolean" }, "nextCursor": opt_text } }
                 }
             }
         },
@@ -580,7 +604,14 @@ fn silo_operations() -> Vec<Operation> {
         ),
         op("post", "/tenants", "Create a user → {name, status: \"created\", …}", Some("UserRequest"), 201, object()),
         op("get", "/tenants/{name}", "One user", None, 200, object()),
-        op("put", "/tenants/{name}", "Change a user", Some("UserRequest"), 200, object()),
+        op(
+            "put",
+            "/tenants/{name}",
+            "Change a user: only the members sent change; null clears team, policyRef, a resource or monthlyBudgetUsd",
+            Some("UserPatch"),
+            200,
+            object(),
+        ),
         op("delete", "/tenants/{name}", "Delete a user (their spend history stays, unattributed)", None, 204, empty()),
         op(
             "post",
@@ -599,6 +630,14 @@ fn silo_operations() -> Vec<Operation> {
             200,
             object(),
         ),
+        op(
+            "get",
+            "/tenants/{name}/effective-contract",
+            "The original's name of effective-access: the compiled view of what applies to the user",
+            None,
+            200,
+            object(),
+        ),
         op("get", "/groups", "Groups with their members", None, 200, array()),
         op("post", "/groups", "Create a group", Some("GroupRequest"), 201, object()),
         op("get", "/groups/{id}", "One group", None, 200, object()),
@@ -607,7 +646,14 @@ fn silo_operations() -> Vec<Operation> {
         op("get", "/policies", "Access policies", None, 200, array()),
         op("post", "/policies", "Create an access policy", Some("PolicyRequest"), 201, object()),
         op("get", "/policies/{name}", "One access policy", None, 200, object()),
-        op("put", "/policies/{name}", "Change an access policy", Some("PolicyRequest"), 200, object()),
+        op(
+            "put",
+            "/policies/{name}",
+            "Change an access policy: only the members sent change; null clears one",
+            Some("PolicyRequest"),
+            200,
+            object(),
+        ),
         op("delete", "/policies/{name}", "Delete a policy no user names (409 POLICY_IN_USE)", None, 204, empty()),
         op("get", "/grants", "Grants, newest first", None, 200, array()),
         op(
@@ -646,7 +692,7 @@ fn silo_operations() -> Vec<Operation> {
         op(
             "put",
             "/ai-budget/global",
-            "Set the silo's monthly limit {currency, ceilingAmount}",
+            "Set the silo's monthly limit {currency, ceilingAmount} or {monthlyLimitUsd} (422 CURRENCY_MISMATCH when the silo budgets in another currency)",
             Some("GlobalCeiling"),
             204,
             empty(),
@@ -662,7 +708,7 @@ fn silo_operations() -> Vec<Operation> {
         op(
             "put",
             "/ai-budget/accounts/{name}",
-            "Set a user's monthly limit {currency, ceilingAmount}",
+            "Set a user's monthly limit {currency, ceilingAmount} or {monthlyLimitUsd}",
             Some("GlobalCeiling"),
             204,
             empty(),
@@ -694,13 +740,29 @@ fn silo_operations() -> Vec<Operation> {
             json!({ "type": "string" }),
         ),
         op("get", "/models", "Model deployments", None, 200, array()),
-        op("post", "/models", "Add a deployment behind a public model name", Some("DeploymentRequest"), 201, object()),
+        op(
+            "post",
+            "/models",
+            "Add a deployment behind a public model name (also the original's publicModelName, providerCredentialId, isDefault)",
+            Some("DeploymentRequest"),
+            201,
+            object(),
+        ),
+        op("get", "/models/{id}", "One deployment", None, 200, object()),
+        op(
+            "put",
+            "/models/{id}",
+            "Change a deployment: only the members sent change; isDefault: true makes its name the silo's default",
+            Some("DeploymentRequest"),
+            200,
+            object(),
+        ),
         op("delete", "/models/{id}", "Remove a deployment", None, 204, empty()),
         op("get", "/model-routing/defaults", "Default models and fallback chains", None, 200, object()),
         op(
             "put",
             "/model-routing/defaults",
-            "Set the default model of the silo, a group or a user",
+            "Set the default model of the silo (also scope global or clusterTenant), a group or a user",
             Some("DefaultRequest"),
             200,
             object(),
@@ -731,6 +793,7 @@ fn silo_operations() -> Vec<Operation> {
             201,
             object(),
         ),
+        op("get", "/providers/credentials/{id}", "One provider credential (never its secret)", None, 200, object()),
         op(
             "put",
             "/providers/credentials/{id}",
@@ -747,6 +810,16 @@ fn silo_operations() -> Vec<Operation> {
             204,
             empty(),
         ),
+        op("get", "/access-tokens", "The silo's access tokens (metadata only, never a secret)", None, 200, array()),
+        op(
+            "post",
+            "/access-tokens",
+            "Create an access token for yourself → {id, plainTextToken, token}; the secret is shown once",
+            Some("AccessTokenRequest"),
+            201,
+            object(),
+        ),
+        op("delete", "/access-tokens/{id}", "Revoke an access token (404 TOKEN_NOT_FOUND)", None, 204, empty()),
     ]
 }
 
@@ -771,15 +844,24 @@ fn with_silo_schemas(mut components: Value) -> Value {
             "payloadType": { "enum": ["model", "mcp-server", "skill-bundle"] }, "payloadId": text,
             "subjectType": { "enum": ["tenant", "user", "group"] }, "subjectId": text, "access": { "enum": ["allow", "deny"] },
             "priority": { "type": "integer", "minimum": -1000, "maximum": 1000 }, "note": text } },
-        "GlobalCeiling": { "type": "object", "required": ["ceilingAmount"], "properties": { "currency": text, "ceilingAmount": amount } },
+        "GlobalCeiling": { "type": "object", "properties": { "currency": text, "ceilingAmount": amount, "monthlyLimitUsd": amount },
+            "description": "Either {currency, ceilingAmount} (the original's server) or {monthlyLimitUsd} (its CLI and spec)" },
+        "UserPatch": { "type": "object", "description": "Any members of a user; null clears an optional one", "properties": {
+            "displayName": text, "email": text, "subject": text, "team": opt, "policyRef": opt,
+            "resources": { "type": ["object", "null"], "properties": { "cpu": opt, "memory": opt } },
+            "monthlyBudgetUsd": { "type": ["string", "number", "null"] } } },
+        "AccessTokenRequest": { "type": "object", "properties": {
+            "name": text, "role": { "enum": ["admin", "member"] }, "expiresInDays": { "type": "integer", "minimum": 1, "maximum": 3650 },
+            "expiresAt": { "type": "string", "format": "date-time" }, "owner": { "type": "string", "description": "Ignored: a token acts for its creator" } } },
         "LimitRequest": { "type": "object", "required": ["level", "amount"], "properties": {
             "level": { "enum": ["silo", "group", "user"] }, "target": opt, "currency": text, "amount": amount,
             "period": { "enum": ["day", "week", "month"] }, "thresholds": { "type": "array", "items": { "type": "integer", "minimum": 1, "maximum": 100 } } } },
         "SiloSettings": { "type": "object", "properties": { "timeZone": text, "currency": text, "defaultModelAccess": { "enum": ["allow", "deny"] } } },
-        "DeploymentRequest": { "type": "object", "required": ["publicName", "upstreamModel"], "properties": {
-            "publicName": text, "upstreamModel": text, "apiBase": opt, "credential": opt, "weight": { "type": "integer", "minimum": 1, "maximum": 1000 } } },
-        "DefaultRequest": { "type": "object", "required": ["scope", "model"], "properties": {
-            "scope": { "enum": ["silo", "group", "user"] }, "target": opt, "model": text } },
+        "DeploymentRequest": { "type": "object", "properties": {
+            "publicName": text, "publicModelName": text, "upstreamModel": text, "apiBase": opt, "credential": opt,
+            "providerCredentialId": opt, "isDefault": { "type": "boolean" }, "weight": { "type": "integer", "minimum": 1, "maximum": 1000 } } },
+        "DefaultRequest": { "type": "object", "required": ["scope"], "properties": {
+            "scope": { "enum": ["silo", "group", "user", "global", "clusterTenant"] }, "target": opt, "model": text, "defaultModel": text } },
         "FallbackRequest": { "type": "object", "required": ["publicName"], "properties": { "publicName": text, "chain": list } },
         "RouteTestRequest": { "type": "object", "required": ["user"], "properties": { "user": text, "model": opt } },
         "CredentialRequest": { "type": "object", "required": ["apiKey"], "properties": {

@@ -6,11 +6,12 @@ use std::collections::HashMap;
 
 use app::{
     error::AppError,
+    model::session::NewAccessTokenRequest,
     model::silo::{
         Amount, CredentialRequest, DefaultRequest, DeploymentRequest, FallbackRequest, GrantRequest, GroupRequest,
         LimitRequest, PolicyRequest, RouteTestRequest, SiloSettingsView, UserFilter, UserRequest,
     },
-    service::silo::{access, budgets, groups, models, policies, users},
+    service::silo::{access, budgets, groups, models, policies, tokens, users},
     state::{AppState, Caller},
 };
 use axum::{
@@ -21,8 +22,9 @@ use axum::{
     routing::{delete, get, post, put},
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::patch::{self, PatchRules};
 use crate::http::error::{ApiError, ApiResult, JsonBody};
 
 /// The silo's `/api/v1` routes.
@@ -33,6 +35,7 @@ pub fn routes() -> Router<AppState> {
         .route("/tenants/{name}/suspend", post(suspend_tenant))
         .route("/tenants/{name}/resume", post(resume_tenant))
         .route("/tenants/{name}/effective-access", get(effective_access))
+        .route("/tenants/{name}/effective-contract", get(effective_access))
         .route("/groups", get(list_groups).post(create_group))
         .route("/groups/{id}", get(get_group).put(update_group).delete(delete_group))
         .route("/policies", get(list_policies).post(create_policy))
@@ -49,13 +52,15 @@ pub fn routes() -> Router<AppState> {
         .route("/ai-budget/settings", put(update_settings))
         .route("/ai-budget/spend.csv", get(spend_csv))
         .route("/models", get(list_models).post(create_model))
-        .route("/models/{id}", delete(delete_model))
+        .route("/models/{id}", get(get_model).put(update_model).delete(delete_model))
         .route("/model-routing/defaults", get(list_defaults).put(put_default))
         .route("/model-routing/defaults/{id}", delete(delete_default))
         .route("/model-routing/fallbacks", put(put_fallbacks))
         .route("/model-routing/test", post(test_route))
         .route("/providers/credentials", get(list_credentials).post(create_credential))
-        .route("/providers/credentials/{id}", put(rotate_credential).delete(delete_credential))
+        .route("/providers/credentials/{id}", get(get_credential).put(rotate_credential).delete(delete_credential))
+        .route("/access-tokens", get(list_tokens).post(create_token))
+        .route("/access-tokens/{id}", delete(revoke_token))
 }
 
 fn created(location: String, body: impl Serialize) -> Response {
@@ -121,12 +126,17 @@ async fn get_tenant(
     Ok(Json(users::get(&state, &caller, &name).await.api(&caller)?).into_response())
 }
 
+/// `PUT /tenants/{name}` with any part of the user: only the members sent change; `null` clears
+/// `team`, `policyRef`, a resource or the user's own `monthlyBudgetUsd` (see [`patch`]).
 async fn update_tenant(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
-    JsonBody(req): JsonBody<UserRequest>,
+    JsonBody(body): JsonBody<Map<String, Value>>,
 ) -> Result<Response, ApiError> {
+    let current = users::get(&state, &caller, &name).await.api(&caller)?;
+    let rules = PatchRules { aliases: &[("monthlyBudget", "monthlyBudgetUsd")], null_is_empty: &["monthlyBudgetUsd"] };
+    let req: UserRequest = patch::patched(&current, body, &rules).api(&caller)?;
     Ok(Json(users::update(&state, &caller, &name, req).await.api(&caller)?).into_response())
 }
 
@@ -224,12 +234,17 @@ async fn get_policy(
     Ok(Json(policies::get_policy(&state, &caller, &name).await.api(&caller)?).into_response())
 }
 
+/// `PUT /policies/{name}` with any part of the policy: only the members sent change; `null`
+/// clears one (an empty description, no domains, no rules).
 async fn update_policy(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
-    JsonBody(req): JsonBody<PolicyRequest>,
+    JsonBody(body): JsonBody<Map<String, Value>>,
 ) -> Result<Response, ApiError> {
+    let current = policies::get_policy(&state, &caller, &name).await.api(&caller)?;
+    let rules = PatchRules { aliases: &[("domains", "allowedDomains")], null_is_empty: &[] };
+    let req: PolicyRequest = patch::patched(&current, body, &rules).api(&caller)?;
     Ok(Json(policies::update_policy(&state, &caller, &name, req).await.api(&caller)?).into_response())
 }
 
@@ -282,13 +297,52 @@ async fn budget_overview(
     Ok(Json(budgets::overview(&state, &caller, params.get("period").cloned()).await.api(&caller)?).into_response())
 }
 
-/// The reference's global ceiling: the silo-level limit of the calendar month.
+/// The reference's global ceiling: the silo-level limit of the calendar month, as its server sends
+/// it (`{currency, ceilingAmount}`) or as its CLI and spec do (`{monthlyLimitUsd}`).
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GlobalCeiling {
     #[serde(default)]
     currency: String,
-    ceiling_amount: Amount,
+    #[serde(default)]
+    ceiling_amount: Option<Amount>,
+    #[serde(default)]
+    monthly_limit_usd: Option<Amount>,
+}
+
+impl GlobalCeiling {
+    /// The monthly limit at `level` (on `target`), in the silo's currency: a USD amount for a silo
+    /// that budgets in another currency is refused (422), never converted.
+    async fn limit(
+        self,
+        state: &AppState,
+        caller: &Caller,
+        level: &str,
+        target: Option<String>,
+    ) -> Result<LimitRequest, AppError> {
+        let (currency, amount) = match (self.ceiling_amount, self.monthly_limit_usd) {
+            (Some(amount), None) => (self.currency, amount),
+            (None, Some(usd)) => {
+                let (settings, _) = budgets::current_limits(state, caller).await?;
+                if settings.currency != "USD" {
+                    return Err(AppError::Unprocessable {
+                        code: "CURRENCY_MISMATCH".into(),
+                        message: format!(
+                            "This silo budgets in {c}, not USD; send {{\"currency\": \"{c}\", \"ceilingAmount\": …}} instead.",
+                            c = settings.currency
+                        ),
+                        field: Some("monthlyLimitUsd".into()),
+                    });
+                }
+                ("USD".to_owned(), usd)
+            }
+            (Some(_), Some(_)) => {
+                return Err(AppError::field("monthlyLimitUsd", "Send ceilingAmount or monthlyLimitUsd, not both."));
+            }
+            (None, None) => return Err(AppError::field("ceilingAmount", "Enter the monthly limit.")),
+        };
+        Ok(LimitRequest { level: level.into(), target, currency, amount, period: "month".into(), thresholds: vec![] })
+    }
 }
 
 /// `GET /ai-budget/global` → `{currency, ceilingAmount}` (`USD`/`0` when none is set, as in the
@@ -303,20 +357,14 @@ async fn get_global(State(state): State<AppState>, caller: Caller) -> Result<Res
     Ok(Json(body).into_response())
 }
 
-/// `PUT /ai-budget/global` `{currency, ceilingAmount}` → 204: the silo's monthly limit.
+/// `PUT /ai-budget/global` `{currency, ceilingAmount}` or `{monthlyLimitUsd}` → 204: the silo's
+/// monthly limit.
 async fn put_global(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(req): JsonBody<GlobalCeiling>,
 ) -> Result<Response, ApiError> {
-    let limit = LimitRequest {
-        level: "silo".into(),
-        target: None,
-        currency: req.currency,
-        amount: req.ceiling_amount,
-        period: "month".into(),
-        thresholds: vec![],
-    };
+    let limit = req.limit(&state, &caller, "silo", None).await.api(&caller)?;
     budgets::set_limit(&state, &caller, limit).await.api(&caller)?;
     Ok(no_content())
 }
@@ -332,21 +380,15 @@ async fn list_accounts(State(state): State<AppState>, caller: Caller) -> Result<
     Ok(Json(accounts).into_response())
 }
 
-/// `PUT /ai-budget/accounts/{name}` `{currency, ceilingAmount}` → 204: the user's monthly limit.
+/// `PUT /ai-budget/accounts/{name}` `{currency, ceilingAmount}` or `{monthlyLimitUsd}` → 204: the
+/// user's monthly limit.
 async fn put_account(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
     JsonBody(req): JsonBody<GlobalCeiling>,
 ) -> Result<Response, ApiError> {
-    let limit = LimitRequest {
-        level: "user".into(),
-        target: Some(name),
-        currency: req.currency,
-        amount: req.ceiling_amount,
-        period: "month".into(),
-        thresholds: vec![],
-    };
+    let limit = req.limit(&state, &caller, "user", Some(name)).await.api(&caller)?;
     budgets::set_limit(&state, &caller, limit).await.api(&caller)?;
     Ok(no_content())
 }
@@ -417,13 +459,68 @@ async fn list_models(State(state): State<AppState>, caller: Caller) -> Result<Re
     Ok(Json(models::list_deployments(&state, &caller).await.api(&caller)?).into_response())
 }
 
+/// The original's model fields beside this project's: `publicModelName` (an alias of
+/// `publicName`), `providerCredentialId` (of `credential`) and `isDefault` (this public name becomes
+/// the silo's default model).
+const MODEL_RULES: PatchRules<'static> = PatchRules {
+    aliases: &[("publicModelName", "publicName"), ("providerCredentialId", "credential")],
+    null_is_empty: &[],
+};
+
+/// `isDefault` taken out of a model body.
+fn take_is_default(body: &mut Map<String, Value>) -> Result<bool, AppError> {
+    match body.remove("isDefault") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(b),
+        Some(_) => Err(AppError::field("isDefault", "Use true or false.")),
+    }
+}
+
+/// With `isDefault`, the model's public name becomes the silo's default.
+async fn make_default(state: &AppState, caller: &Caller, public_name: &str) -> Result<(), AppError> {
+    let req = DefaultRequest { scope: "silo".into(), target: None, model: public_name.to_owned() };
+    models::set_default(state, caller, req).await.map(drop)
+}
+
+/// `POST /models` with this project's or the original's field names → 201 and the deployment.
 async fn create_model(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(req): JsonBody<DeploymentRequest>,
+    JsonBody(mut body): JsonBody<Map<String, Value>>,
 ) -> Result<Response, ApiError> {
+    let is_default = take_is_default(&mut body).api(&caller)?;
+    let req: DeploymentRequest = patch::patched(&json!({}), body, &MODEL_RULES).api(&caller)?;
     let model = models::add_deployment(&state, &caller, req).await.api(&caller)?;
+    if is_default {
+        make_default(&state, &caller, &model.public_name).await.api(&caller)?;
+    }
     Ok(created(format!("/api/v1/models/{}", model.id), model))
+}
+
+async fn get_model(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(models::get_deployment(&state, &caller, &id).await.api(&caller)?).into_response())
+}
+
+/// `PUT /models/{id}` with any part of the deployment (either spelling); `isDefault: true` also
+/// makes its public name the silo's default.
+async fn update_model(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(mut body): JsonBody<Map<String, Value>>,
+) -> Result<Response, ApiError> {
+    let is_default = take_is_default(&mut body).api(&caller)?;
+    let current = models::get_deployment(&state, &caller, &id).await.api(&caller)?;
+    let req: DeploymentRequest = patch::patched(&current, body, &MODEL_RULES).api(&caller)?;
+    let model = models::update_deployment(&state, &caller, &id, req).await.api(&caller)?;
+    if is_default {
+        make_default(&state, &caller, &model.public_name).await.api(&caller)?;
+    }
+    Ok(Json(model).into_response())
 }
 
 async fn delete_model(
@@ -441,11 +538,17 @@ async fn list_defaults(State(state): State<AppState>, caller: Caller) -> Result<
     Ok(Json(body).into_response())
 }
 
+/// `PUT /model-routing/defaults` `{scope, target?, model | defaultModel}`: the original's scopes
+/// `global` and `clusterTenant` both mean this silo.
 async fn put_default(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(req): JsonBody<DefaultRequest>,
+    JsonBody(mut req): JsonBody<DefaultRequest>,
 ) -> Result<Response, ApiError> {
+    if matches!(req.scope.trim(), "global" | "clusterTenant") {
+        req.scope = "silo".into();
+        req.target = None;
+    }
     Ok(Json(models::set_default(&state, &caller, req).await.api(&caller)?).into_response())
 }
 
@@ -497,11 +600,93 @@ async fn rotate_credential(
     Ok(Json(models::rotate_credential(&state, &caller, &id, req).await.api(&caller)?).into_response())
 }
 
+async fn get_credential(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let all = models::list_credentials(&state, &caller).await.api(&caller)?;
+    match all.into_iter().find(|c| c.id == id.trim()) {
+        Some(credential) => Ok(Json(credential).into_response()),
+        None => Err(AppError::NotFound {
+            code: "CREDENTIAL_NOT_FOUND".into(),
+            message: format!("No credential with id “{id}” exists in this silo."),
+        })
+        .api(&caller),
+    }
+}
+
 async fn delete_credential(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     models::delete_credential(&state, &caller, &id).await.api(&caller)?;
+    Ok(no_content())
+}
+
+/// `GET /access-tokens`: every token of the silo, metadata only (never a secret).
+async fn list_tokens(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(tokens::list(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `POST /access-tokens`: this project's `{name, role, expiresInDays}` or the original's
+/// `{name?, owner?, expiresAt?}`. A token always acts for its creator (the original took `owner`
+/// from the body: free text that granted nothing; here it is ignored), with `role` (member when
+/// absent) no higher than the creator's; `name` defaults to `default`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenBody {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    expires_in_days: Option<i64>,
+    #[serde(default)]
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default, rename = "owner")]
+    _owner: Option<String>,
+}
+
+/// → 201 `{id, plainTextToken, token}`: the secret is in this answer and nowhere else.
+async fn create_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(body): JsonBody<TokenBody>,
+) -> Result<Response, ApiError> {
+    let expires_in_days = match (body.expires_in_days, body.expires_at) {
+        (Some(_), Some(_)) => {
+            return Err(AppError::field("expiresAt", "Send expiresAt or expiresInDays, not both.")).api(&caller);
+        }
+        (days, None) => days,
+        (None, Some(at)) => {
+            let hours = (at - chrono::Utc::now()).num_hours();
+            if hours <= 0 {
+                return Err(AppError::field("expiresAt", "Choose a time in the future.")).api(&caller);
+            }
+            // Whole days, rounded up: the token never lives shorter than asked.
+            Some((hours + 23) / 24)
+        }
+    };
+    let req = NewAccessTokenRequest {
+        name: body.name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "default".into()),
+        role: body.role.unwrap_or_else(|| "member".into()),
+        expires_in_days,
+    };
+    let made = tokens::create(&state, &caller, req).await.api(&caller)?;
+    let body = json!({ "id": made.token.id, "plainTextToken": made.plain_text_token, "token": made.token });
+    let mut response = created(format!("/api/v1/access-tokens/{}", made.token.id), body);
+    response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `DELETE /access-tokens/{id}` → 204 (404 `TOKEN_NOT_FOUND`).
+async fn revoke_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    tokens::revoke(&state, &caller, &id).await.api(&caller)?;
     Ok(no_content())
 }

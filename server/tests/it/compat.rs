@@ -1,0 +1,187 @@
+//! Scripts written for the original keep working: each contract below is called with the request
+//! bodies exactly as the original's clients send them (its CLI `oc`, its generated TypeScript
+//! client, its server's own shapes; `../shared/spec/opencrane-reference.md` §2.2), through the
+//! real router and a real silo database.
+
+use axum::http::{Method, StatusCode, header};
+use serde_json::{Value, json};
+
+use crate::support::{self, Reply, send_as};
+
+/// An owner's signed-in call on the silo `acme`.
+struct Owner {
+    app: axum::Router,
+    headers: Vec<(&'static str, String)>,
+}
+
+impl Owner {
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
+        let mut headers = self.headers.clone();
+        if body.is_some() {
+            headers.push(("content-type", "application/json".to_owned()));
+        }
+        send_as(&self.app, method, path, body.map(|b| b.to_string()).as_deref(), &headers).await
+    }
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
+    let (db, app, headers) = support::silo_with_otto_and_mia(&pool).await;
+    let owner = Owner { app, headers };
+
+    // PUT /tenants/{name} with a partial body: only `team` changes; null clears; the user's own
+    // limit stays unless it is named.
+    let ana = json!({ "name": "ana", "displayName": "Ana Lima", "email": "ana@acme.test", "subject": "s-ana",
+                      "team": "eng", "policyRef": null, "monthlyBudgetUsd": 25 });
+    assert_eq!(owner.call(Method::POST, "/api/v1/tenants", Some(ana)).await.status, StatusCode::CREATED);
+    let changed = owner.call(Method::PUT, "/api/v1/tenants/ana", Some(json!({ "team": "ops" }))).await;
+    assert_eq!(changed.status, StatusCode::OK, "{}", changed.text);
+    let user = changed.json();
+    assert_eq!((user["team"].clone(), user["displayName"].clone()), (json!("ops"), json!("Ana Lima")));
+    assert_eq!(user["email"], "ana@acme.test", "what was not sent is kept");
+    assert_eq!(user["ownLimit"], "25.00 USD per month", "the limit is kept");
+    let cleared = owner.call(Method::PUT, "/api/v1/tenants/ana", Some(json!({ "team": null }))).await.json();
+    assert_eq!(cleared["team"], Value::Null, "null clears");
+    let no_limit = owner.call(Method::PUT, "/api/v1/tenants/ana", Some(json!({ "monthlyBudgetUsd": null }))).await;
+    assert_eq!(no_limit.json()["ownLimit"], Value::Null, "null removes the user's own limit: {}", no_limit.text);
+    let bad = owner.call(Method::PUT, "/api/v1/tenants/ana", Some(json!({ "email": "not-an-address" }))).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.json()["fields"]["email"].is_string(), "the merged body is checked like a whole one: {}", bad.text);
+    let wrong_type = owner.call(Method::PUT, "/api/v1/tenants/ana", Some(json!({ "team": 7 }))).await;
+    assert!(wrong_type.json()["fields"]["team"].is_string(), "{}", wrong_type.text);
+    let missing = owner.call(Method::PUT, "/api/v1/tenants/nobody", Some(json!({ "team": "x" }))).await;
+    assert_eq!(missing.json()["code"], "TENANT_NOT_FOUND");
+
+    // PUT /policies/{name} with only a description keeps its domains.
+    let policy = json!({ "name": "web", "description": "first", "allowedDomains": ["*.example.com"] });
+    assert_eq!(owner.call(Method::POST, "/api/v1/policies", Some(policy)).await.status, StatusCode::CREATED);
+    let described =
+        owner.call(Method::PUT, "/api/v1/policies/web", Some(json!({ "description": "second" }))).await.json();
+    assert_eq!(described["description"], "second");
+    assert_eq!(described["allowedDomains"], json!(["*.example.com"]), "the domains are kept");
+    let aliased = owner.call(Method::PUT, "/api/v1/policies/web", Some(json!({ "domains": ["a.test"] }))).await;
+    assert_eq!(aliased.json()["allowedDomains"], json!(["a.test"]), "the alias replaces: {}", aliased.text);
+
+    // The budget as the CLI sends it ({monthlyLimitUsd}) and as the server does ({currency, ceilingAmount}).
+    let put = owner.call(Method::PUT, "/api/v1/ai-budget/global", Some(json!({ "monthlyLimitUsd": 100 }))).await;
+    assert_eq!(put.status, StatusCode::NO_CONTENT, "{}", put.text);
+    let global = owner.call(Method::GET, "/api/v1/ai-budget/global", None).await.json();
+    assert_eq!((global["currency"].clone(), global["ceilingAmount"].clone()), (json!("USD"), json!("100.00")));
+    let account = json!({ "currency": "USD", "ceilingAmount": 12.5 });
+    let put = owner.call(Method::PUT, "/api/v1/ai-budget/accounts/ana", Some(account)).await;
+    assert_eq!(put.status, StatusCode::NO_CONTENT, "{}", put.text);
+    let put = owner.call(Method::PUT, "/api/v1/ai-budget/accounts/ana", Some(json!({ "monthlyLimitUsd": 20 }))).await;
+    assert_eq!(put.status, StatusCode::NO_CONTENT, "{}", put.text);
+    let accounts = owner.call(Method::GET, "/api/v1/ai-budget/accounts", None).await.json();
+    assert_eq!(accounts[0]["ceilingAmount"], "20.00", "{accounts}");
+    let both = json!({ "ceilingAmount": 1, "monthlyLimitUsd": 1 });
+    let both = owner.call(Method::PUT, "/api/v1/ai-budget/global", Some(both)).await;
+    assert!(both.json()["fields"]["monthlyLimitUsd"].is_string(), "{}", both.text);
+    // A silo that budgets in euros refuses a USD amount, and says what to send.
+    let eur = json!({ "timeZone": "Europe/Berlin", "currency": "EUR", "defaultModelAccess": "allow" });
+    assert_eq!(owner.call(Method::PUT, "/api/v1/ai-budget/settings", Some(eur)).await.status, StatusCode::OK);
+    let usd = owner.call(Method::PUT, "/api/v1/ai-budget/global", Some(json!({ "monthlyLimitUsd": 100 }))).await;
+    assert_eq!(
+        (usd.status, usd.json()["code"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("CURRENCY_MISMATCH"))
+    );
+    assert!(usd.json()["error"].as_str().unwrap_or_default().contains("EUR"), "{}", usd.text);
+
+    // Models with the original's field names, isDefault included; GET and PUT one.
+    // (The router here has no credentials key, so the credential is stored as a sealed row.)
+    let secrets = opencrane_portal::seal::SecretBox::from_bytes(&[7; 32]).unwrap();
+    let sealed = secrets.seal(b"sk-compat-123456", "credential:openai").unwrap();
+    let credential_id = opencrane_silo_db::models::insert_credential(&db, "openai", "openai", None, &sealed, "…3456")
+        .await
+        .unwrap()
+        .to_string();
+    let one = owner.call(Method::GET, &format!("/api/v1/providers/credentials/{credential_id}"), None).await;
+    assert_eq!((one.status, one.json()["name"].clone()), (StatusCode::OK, json!("openai")));
+    assert!(!one.text.contains("sk-compat-123456"), "never the secret");
+    let model = json!({ "publicModelName": "fast", "upstreamModel": "openai/gpt-4o-mini",
+                        "apiBase": "https://api.openai.com/v1", "providerCredentialId": credential_id, "isDefault": true });
+    let made = owner.call(Method::POST, "/api/v1/models", Some(model)).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    assert_eq!(
+        (made.json()["publicName"].clone(), made.json()["credential"].clone()),
+        (json!("fast"), json!("openai"))
+    );
+    let routing = owner.call(Method::GET, "/api/v1/model-routing/defaults", None).await.json();
+    assert_eq!(routing["defaults"][0]["model"], "fast", "isDefault made it the silo's default: {routing}");
+    let id = made.json()["id"].as_str().unwrap_or_default().to_owned();
+    let got = owner.call(Method::GET, &format!("/api/v1/models/{id}"), None).await;
+    assert_eq!(got.json()["upstreamModel"], "openai/gpt-4o-mini");
+    let weighted = owner.call(Method::PUT, &format!("/api/v1/models/{id}"), Some(json!({ "weight": 3 }))).await;
+    assert_eq!((weighted.json()["weight"].clone(), weighted.json()["publicName"].clone()), (json!(3), json!("fast")));
+    let unknown = owner.call(Method::GET, "/api/v1/models/00000000-0000-0000-0000-000000000000", None).await;
+    assert_eq!(unknown.json()["code"], "MODEL_NOT_FOUND");
+
+    // Routing defaults with the original's scopes: global and clusterTenant both mean this silo.
+    for scope in ["global", "clusterTenant"] {
+        let body = json!({ "scope": scope, "defaultModel": "fast" });
+        let set = owner.call(Method::PUT, "/api/v1/model-routing/defaults", Some(body)).await;
+        assert_eq!(set.status, StatusCode::OK, "{scope}: {}", set.text);
+        assert_eq!(set.json()["scope"], "silo", "{scope}");
+    }
+
+    // The compiled view under the original's name.
+    let contract = owner.call(Method::GET, "/api/v1/tenants/ana/effective-contract", None).await;
+    let access = owner.call(Method::GET, "/api/v1/tenants/ana/effective-access", None).await;
+    assert_eq!(contract.status, StatusCode::OK);
+    assert_eq!(contract.json()["user"], access.json()["user"]);
+
+    // Access tokens: the original's body (owner is ignored: a token acts for its creator).
+    let in_two_days = (chrono::Utc::now() + chrono::Duration::hours(47)).to_rfc3339();
+    let body = json!({ "name": "ci", "owner": "someone-else", "expiresAt": in_two_days });
+    let token = owner.call(Method::POST, "/api/v1/access-tokens", Some(body)).await;
+    assert_eq!(token.status, StatusCode::CREATED, "{}", token.text);
+    assert_eq!(token.headers[header::CACHE_CONTROL], "no-store");
+    let secret = token.json()["plainTextToken"].as_str().unwrap_or_default().to_owned();
+    assert!(secret.starts_with("ocp_") && secret.len() == 52, "{secret}");
+    assert_eq!(token.json()["token"]["ownerSubject"], "otto", "not the body's owner");
+    let listed = owner.call(Method::GET, "/api/v1/access-tokens", None).await;
+    assert!(listed.text.contains("\"ci\"") && !listed.text.contains(&secret), "metadata only");
+    let defaulted = owner.call(Method::POST, "/api/v1/access-tokens", Some(json!({}))).await;
+    assert_eq!(defaulted.json()["token"]["name"], "default", "{}", defaulted.text);
+    let past = json!({ "expiresAt": "2020-01-01T00:00:00Z" });
+    let past = owner.call(Method::POST, "/api/v1/access-tokens", Some(past)).await;
+    assert!(past.json()["fields"]["expiresAt"].is_string(), "{}", past.text);
+    let token_id = token.json()["id"].as_str().unwrap_or_default().to_owned();
+    let revoked = owner.call(Method::DELETE, &format!("/api/v1/access-tokens/{token_id}"), None).await;
+    assert_eq!(revoked.status, StatusCode::NO_CONTENT);
+    let gone = owner.call(Method::DELETE, "/api/v1/access-tokens/00000000-0000-0000-0000-000000000000", None).await;
+    assert_eq!((gone.status, gone.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("TOKEN_NOT_FOUND")));
+
+    // The audit log: the original's envelope, a cursor that pages, and Link rel=next.
+    let first = owner.call(Method::GET, "/api/v1/audit?limit=2", None).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let page = first.json();
+    assert_eq!(page["data"].as_array().map(Vec::len), Some(2));
+    assert_eq!((page["pagination"]["limit"].clone(), page["pagination"]["hasMore"].clone()), (json!(2), json!(true)));
+    let cursor = page["pagination"]["nextCursor"].as_str().unwrap_or_default().to_owned();
+    let link = first.headers[header::LINK].to_str().unwrap_or_default().to_owned();
+    assert!(link.contains(&format!("cursor={cursor}")) && link.ends_with("rel=\"next\""), "{link}");
+    let second = owner.call(Method::GET, &format!("/api/v1/audit?limit=2&cursor={cursor}"), None).await.json();
+    assert!(second["data"][0]["id"].as_i64() < page["data"][1]["id"].as_i64(), "older entries next");
+    let revoke_entry =
+        owner.call(Method::GET, "/api/v1/audit?action=access_token.revoke", None).await.json()["data"][0].clone();
+    assert_eq!((revoke_entry["resource"].clone(), revoke_entry["actor"].clone()), (json!("ci"), json!("otto")));
+    assert!(revoke_entry["timestamp"].is_string() && revoke_entry["message"].is_string());
+    let tenant_entry =
+        owner.call(Method::GET, "/api/v1/audit?action=tenant.update", None).await.json()["data"][0].clone();
+    assert_eq!(tenant_entry["tenant"], "ana", "a user's entries name the tenant");
+    for bad in ["limit=0", "limit=1001", "cursor=abc"] {
+        let refused = owner.call(Method::GET, &format!("/api/v1/audit?{bad}"), None).await;
+        let field = bad.split('=').next().unwrap_or_default();
+        assert!(refused.json()["fields"][field].is_string(), "{bad}: {}", refused.text);
+    }
+
+    // /auth/me carries the original's isOrgAdmin, ownedOrgs and, on a silo, clusterTenant.
+    let me = owner.call(Method::GET, "/api/v1/auth/me", None).await.json();
+    assert_eq!(me["clusterTenant"], "acme");
+    assert_eq!(me["user"]["isOrgAdmin"], true);
+    assert_eq!(me["user"]["ownedOrgs"], json!([{ "clusterTenant": "acme", "role": "owner" }]));
+    let mia = support::browser(&support::session_cookie(&db, "mia", false, false).await);
+    let me = send_as(&owner.app, Method::GET, "/api/v1/auth/me", None, &mia).await.json();
+    assert_eq!((me["user"]["isOrgAdmin"].clone(), me["user"]["ownedOrgs"].clone()), (json!(false), json!([])));
+}
