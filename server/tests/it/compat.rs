@@ -176,6 +176,45 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
         assert!(refused.json()["fields"][field].is_string(), "{bad}: {}", refused.text);
     }
 
+    // Spend, the key and drift of a user under the original's routes.
+    for path in ["/api/v1/ai-budget/ana/spend", "/api/v1/spend/ana"] {
+        let spend = owner.call(Method::GET, path, None).await;
+        assert_eq!(spend.status, StatusCode::OK, "{path}: {}", spend.text);
+        let spend = spend.json();
+        assert_eq!((spend["tenant"].clone(), spend["spend"].clone()), (json!("ana"), json!("0.00")), "{spend}");
+        assert_eq!((spend["currency"].clone(), spend["period"].clone()), (json!("EUR"), json!("month")));
+    }
+    let nobody = owner.call(Method::GET, "/api/v1/spend/nobody", None).await;
+    assert_eq!(nobody.json()["code"], "TENANT_NOT_FOUND");
+    let no_key = owner.call(Method::GET, "/api/v1/ai-budget/ana/litellm-key", None).await;
+    assert_eq!((no_key.status, no_key.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("LITELLM_KEY_NOT_FOUND")));
+    let drift = owner.call(Method::GET, "/api/v1/tenants/drift", None).await.json();
+    assert_eq!((drift["count"].clone(), drift["drift"].clone()), (json!(0), json!([])), "all agree: {drift}");
+    // Once a pass made ana's key and found LiteLLM's copy changed behind its back:
+    sqlx::query(
+        "INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext, applied, drift)
+         VALUES ('ana', 'acme-ana', 'tok-1', '\\x00', '\\x00', $1, 'models were [\"smart\"]')",
+    )
+    .bind(json!({ "blocked": false, "models": ["fast"], "maxBudget": 20_000_000 }))
+    .execute(&db)
+    .await
+    .unwrap();
+    let key = owner.call(Method::GET, "/api/v1/ai-budget/ana/litellm-key", None).await;
+    assert_eq!(key.status, StatusCode::OK, "{}", key.text);
+    let key = key.json();
+    assert_eq!((key["models"].clone(), key["maxBudget"].clone()), (json!(["fast"]), json!("20.00")), "{key}");
+    assert!(key.get("ciphertext").is_none() && key.get("tokenId").is_none(), "never the key: {key}");
+    let drift = owner.call(Method::GET, "/api/v1/tenants/drift", None).await.json();
+    assert_eq!(drift["drift"], json!([{ "tenant": "ana", "resource": null, "key": "models were [\"smart\"]" }]));
+    let dry = owner.call(Method::POST, "/api/v1/tenants/repair?dryRun=true", None).await;
+    assert_eq!((dry.status, dry.json()["requested"].clone()), (StatusCode::OK, json!(false)));
+    let repair = owner.call(Method::POST, "/api/v1/tenants/repair", None).await;
+    assert_eq!((repair.status, repair.json()["requested"].clone()), (StatusCode::ACCEPTED, json!(true)));
+    let bad = owner.call(Method::POST, "/api/v1/tenants/repair?dryRun=maybe", None).await;
+    assert!(bad.json()["fields"]["dryRun"].is_string());
+    let repaired = owner.call(Method::GET, "/api/v1/audit?action=tenant.repair", None).await.json();
+    assert_eq!(repaired["data"][0]["actor"], "otto", "the repair is audited");
+
     // /auth/me carries the original's isOrgAdmin, ownedOrgs and, on a silo, clusterTenant.
     let me = owner.call(Method::GET, "/api/v1/auth/me", None).await.json();
     assert_eq!(me["clusterTenant"], "acme");

@@ -125,6 +125,17 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
     })
 }
 
+/// Asks the background loops for a pass now: they compare every user's Tenant resource and
+/// LiteLLM key with this database and put back what differs (the answer comes before the pass
+/// does; `GET /tenants/drift` shows what is left).
+pub async fn repair(state: &AppState, caller: &Caller) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "tenant.repair", "all").await?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    record(&mut *conn, caller, "tenant.repair", "all", "success", json!({})).await?;
+    converge(silo);
+    Ok(())
+}
+
 /// One user.
 pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
     admin_read(state, caller)?;

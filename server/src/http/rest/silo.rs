@@ -36,6 +36,11 @@ pub fn routes() -> Router<AppState> {
         .route("/tenants/{name}/resume", post(resume_tenant))
         .route("/tenants/{name}/effective-access", get(effective_access))
         .route("/tenants/{name}/effective-contract", get(effective_access))
+        .route("/tenants/drift", get(tenants_drift))
+        .route("/tenants/repair", post(repair_tenants))
+        .route("/ai-budget/{name}/spend", get(user_spend))
+        .route("/spend/{name}", get(user_spend))
+        .route("/ai-budget/{name}/litellm-key", get(user_key))
         .route("/groups", get(list_groups).post(create_group))
         .route("/groups/{id}", get(get_group).put(update_group).delete(delete_group))
         .route("/policies", get(list_policies).post(create_policy))
@@ -689,4 +694,89 @@ async fn revoke_token(
 ) -> Result<Response, ApiError> {
     tokens::revoke(&state, &caller, &id).await.api(&caller)?;
     Ok(no_content())
+}
+
+/// `GET /ai-budget/{name}/spend` (and the original's `/spend/{name}`): the user's spend in the
+/// current calendar period (`?period=day|week|month`, month when absent), with their own limit.
+async fn user_spend(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let user = users::get(&state, &caller, &name).await.api(&caller)?;
+    let overview = budgets::overview(&state, &caller, params.get("period").cloned()).await.api(&caller)?;
+    let spend = overview.spend.by_user.iter().find(|(u, _)| *u == user.name).map_or("0.00", |(_, a)| a.as_str());
+    Ok(Json(json!({
+        "tenant": user.name,
+        "currency": overview.settings.currency,
+        "spend": spend,
+        "period": overview.spend.period,
+        "periodStart": overview.spend.start,
+        "periodEnd": overview.spend.end,
+        "ownLimit": user.own_limit,
+    }))
+    .into_response())
+}
+
+/// `GET /ai-budget/{name}/litellm-key`: the user's LiteLLM key as the last pass applied it (never
+/// the key itself); 404 `LITELLM_KEY_NOT_FOUND` before the first pass made one.
+async fn user_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let user = users::get(&state, &caller, &name).await.api(&caller)?;
+    let Some(key) = user.key else {
+        return Err(AppError::NotFound {
+            code: "LITELLM_KEY_NOT_FOUND".into(),
+            message: format!("User “{name}” has no LiteLLM key yet; it is made on the next pass."),
+        })
+        .api(&caller);
+    };
+    let mut body = serde_json::to_value(&key).unwrap_or_default();
+    body["tenant"] = json!(user.name);
+    body["suspended"] = json!(user.suspended);
+    Ok(Json(body).into_response())
+}
+
+/// Users whose Tenant resource or LiteLLM key differed from this database on the last pass, and
+/// how: `[{tenant, resource, key}]`.
+async fn drift_report(state: &AppState, caller: &Caller) -> Result<Vec<Value>, ApiError> {
+    let list = users::list(state, caller, app::model::silo::UserFilter::default()).await.api(caller)?;
+    Ok(list
+        .users
+        .iter()
+        .filter_map(|u| {
+            let key = u.key.as_ref().and_then(|k| k.drift.clone());
+            (u.resource_drift.is_some() || key.is_some())
+                .then(|| json!({ "tenant": u.name, "resource": u.resource_drift, "key": key }))
+        })
+        .collect())
+}
+
+/// `GET /tenants/drift` → `{count, drift: [{tenant, resource, key}]}`; empty when all agree.
+async fn tenants_drift(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let drift = drift_report(&state, &caller).await?;
+    Ok(Json(json!({ "count": drift.len(), "drift": drift })).into_response())
+}
+
+/// `POST /tenants/repair[?dryRun=true]`: with `dryRun`, what a repair would touch (the drift);
+/// else the background loops are asked for a pass now → 202 `{requested: true, drift}`.
+async fn repair_tenants(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let dry_run = match params.get("dryRun").map(String::as_str) {
+        None | Some("" | "false") => false,
+        Some("true") => true,
+        Some(_) => return Err(AppError::field("dryRun", "Use true or false.")).api(&caller),
+    };
+    let drift = drift_report(&state, &caller).await?;
+    if dry_run {
+        return Ok(Json(json!({ "requested": false, "dryRun": true, "drift": drift })).into_response());
+    }
+    users::repair(&state, &caller).await.api(&caller)?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "requested": true, "dryRun": false, "drift": drift }))).into_response())
 }
