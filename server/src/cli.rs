@@ -35,12 +35,28 @@ pub enum Command {
     /// `-` for stdin): the objects of every step, and the values of its silo release. Nothing is
     /// applied; errors name the field.
     ProvisionRender(ProvisionRenderArgs),
+    /// Print the OpenAPI 3.1 document of one role's REST API (JSON), as that role serves it at
+    /// `/api/v1/openapi.json` with every feature area on.
+    Openapi {
+        /// Which role's API.
+        #[arg(long, value_enum)]
+        role: ApiRole,
+    },
     /// Print the opencrane.io CustomResourceDefinitions (YAML) generated from the Rust types.
     Crd {
         /// Print the silo chart's template (guarded by `crds.install`, kept on uninstall).
         #[arg(long)]
         silo_template: bool,
     },
+}
+
+/// The role whose API `opencrane openapi` describes.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ApiRole {
+    /// The fleet-manager.
+    Fleet,
+    /// A clustertenant-manager.
+    Silo,
 }
 
 /// The Kubernetes provisioner's settings (the fleet chart sets them).

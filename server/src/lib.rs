@@ -40,6 +40,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             tokio::task::spawn_blocking(move || deploy::run(args)).await.context("the deploy task")?
         }
         Command::ProvisionRender(args) => provision_render(&args),
+        Command::Openapi { role } => {
+            // The document depends on the role and its switches, never on data: the pool is
+            // never connected.
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .connect_lazy("postgres://localhost/unused")
+                .context("a pool that never connects")?;
+            let options = leptos::config::LeptosOptions::builder().output_name("opencrane").build();
+            let state = match role {
+                cli::ApiRole::Fleet => fleet::fleet_state(options, pool, None, true, true, true),
+                cli::ApiRole::Silo => silo::silo_state(options, pool, "example".into(), None, true),
+            };
+            let document = http::rest::openapi::document(&state);
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&document)?))
+        }
         Command::Crd { silo_template } => {
             let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
             write_stdout(&yaml.context("rendering the CRDs")?)

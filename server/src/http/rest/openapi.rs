@@ -540,14 +540,41 @@ fn components() -> Value {
     })
 }
 
+/// A stable, unique operation id: the method and the path's words (`get_tenants_by_name_spend`).
+fn operation_id(method: &str, path: &str) -> String {
+    let words: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(param) => format!("by_{param}"),
+            None => s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect(),
+        })
+        .collect();
+    format!("{method}_{}", words.join("_"))
+}
+
+/// The operation's group: its path's first segment (`tenants`, `ai-budget`, `cluster-tenants`).
+fn tag(path: &str) -> &str {
+    path.split('/').find(|s| !s.is_empty()).unwrap_or("api")
+}
+
+/// The `{param}`s of an OpenAPI path, in order.
+fn path_params(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter_map(|segment| segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+}
+
 /// The document for `state`'s role.
 pub fn document(state: &AppState) -> Value {
     let mut paths = Map::new();
     for op in operations(state) {
+        // A `.csv` path answers CSV; everything else JSON.
+        let media = if op.path.ends_with(".csv") { "text/csv" } else { "application/json" };
         let mut operation = json!({
+            "operationId": operation_id(op.method, op.path),
+            "tags": [tag(op.path)],
             "summary": op.summary,
             "responses": {
-                op.ok.0.to_string(): { "description": "Success", "content": { "application/json": { "schema": op.ok.1 } } },
+                op.ok.0.to_string(): { "description": "Success", "content": { media: { "schema": op.ok.1 } } },
                 "default": { "description": "Error envelope", "content": { "application/json": { "schema": schema("Error") } } }
             }
         });
@@ -555,11 +582,11 @@ pub fn document(state: &AppState) -> Value {
             operation["requestBody"] =
                 json!({ "required": true, "content": { "application/json": { "schema": schema(body) } } });
         }
-        for param in ["name", "id"] {
-            if op.path.contains(&format!("{{{param}}}")) {
-                operation["parameters"] =
-                    json!([{ "name": param, "in": "path", "required": true, "schema": { "type": "string" } }]);
-            }
+        let params: Vec<Value> = path_params(op.path)
+            .map(|param| json!({ "name": param, "in": "path", "required": true, "schema": { "type": "string" } }))
+            .collect();
+        if !params.is_empty() {
+            operation["parameters"] = Value::Array(params);
         }
         let entry = paths.entry(format!("/api/v1{}", op.path)).or_insert_with(|| json!({}));
         entry[op.method] = operation;
