@@ -6,6 +6,7 @@ use super::href::Href;
 
 /// An audit entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     /// Entry id (paging cursor).
@@ -30,6 +31,7 @@ pub struct AuditEntry {
 
 /// Which entries to show (the audit page's URL).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditQuery {
     /// Exact actor.
@@ -74,6 +76,7 @@ impl AuditQuery {
 
 /// One page of the audit log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditPage {
     /// Entries, newest first.

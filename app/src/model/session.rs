@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A signed-in session, as the Sessions page lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionView {
     /// Opaque handle for revoking it (a hash of the id, never the cookie value itself).
@@ -30,6 +31,7 @@ pub struct SessionView {
 
 /// What to end.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", tag = "scope")]
 pub enum RevokeSessions {
     /// One session, by handle.
@@ -48,6 +50,7 @@ pub enum RevokeSessions {
 
 /// An access token as listed (never its secret).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AccessTokenView {
     /// Token id.
@@ -72,6 +75,7 @@ pub struct AccessTokenView {
 
 /// `POST` body to create a token.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewAccessTokenRequest {
     /// What it is for (1–80 characters).
@@ -87,6 +91,7 @@ pub struct NewAccessTokenRequest {
 
 /// The one response that carries a token's secret.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedAccessToken {
     /// The stored token.

@@ -7,6 +7,7 @@ use super::*;
 
 /// One model on the effective-access view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelAccess {
     /// Public name.
@@ -21,6 +22,7 @@ pub struct ModelAccess {
 
 /// The policy that governs a user.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyAccess {
     /// Policy.
@@ -31,6 +33,7 @@ pub struct PolicyAccess {
 
 /// Everything that applies to one user, with reasons.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveAccess {
     /// The user.
@@ -53,6 +56,7 @@ pub struct EffectiveAccess {
 
 /// Checking a domain against a user's policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DomainCheck {
     /// Reachable.

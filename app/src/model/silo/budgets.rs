@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// A money amount as typed (`12.50`), also accepted as a JSON number by the REST API.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Amount(pub String);
 
@@ -21,6 +22,7 @@ impl<'de> Deserialize<'de> for Amount {
 
 /// A limit in its current period.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LimitView {
     /// Id.
@@ -55,6 +57,7 @@ pub struct LimitView {
 
 /// The state of LiteLLM enforcement.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncView {
     /// Whether a LiteLLM endpoint is configured.
@@ -69,6 +72,7 @@ pub struct SyncView {
 
 /// A threshold notice.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NoticeView {
     /// Id.
@@ -83,6 +87,7 @@ pub struct NoticeView {
 
 /// Silo settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SiloSettingsView {
     /// IANA time zone.
@@ -98,6 +103,7 @@ pub struct SiloSettingsView {
 
 /// Spend in a period.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpendView {
     /// `day`, `week`, `month`.
@@ -120,6 +126,7 @@ pub struct SpendView {
 
 /// The budgets page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetOverview {
     /// Settings.
@@ -141,6 +148,7 @@ pub struct BudgetOverview {
 /// Set the limit of a target (the reference's `PUT /ai-budget/global` and `…/accounts/:id`
 /// generalised to three levels).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LimitRequest {
     /// `silo`, `group`, `user`.

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A group.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
     /// Id.
@@ -22,6 +23,7 @@ pub struct GroupView {
 
 /// Create or change a group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GroupRequest {
     /// Name.

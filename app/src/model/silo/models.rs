@@ -8,6 +8,7 @@ use super::*;
 
 /// A provider credential (never its secret).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CredentialView {
     /// Id.
@@ -28,6 +29,7 @@ pub struct CredentialView {
 
 /// Add a credential, or rotate one (`name` and `provider` are then ignored).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CredentialRequest {
     /// Name.
@@ -49,6 +51,7 @@ pub const PROVIDERS: [&str; 6] = ["openai", "anthropic", "azure", "gemini", "mis
 
 /// A deployment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentView {
     /// Id.
@@ -69,6 +72,7 @@ pub struct DeploymentView {
 
 /// Add a deployment (the reference's `POST /models`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentRequest {
     /// Public name.
@@ -90,6 +94,7 @@ pub struct DeploymentRequest {
 
 /// Set a fallback chain.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FallbackRequest {
     /// Public name.
@@ -102,6 +107,7 @@ pub struct FallbackRequest {
 
 /// A default model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DefaultView {
     /// Id.
@@ -116,6 +122,7 @@ pub struct DefaultView {
 
 /// Set a default model (the reference's `PUT /model-routing/defaults`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DefaultRequest {
     /// `silo`, `group`, `user`.
@@ -131,6 +138,7 @@ pub struct DefaultRequest {
 
 /// The models page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelsOverview {
     /// Credentials.
@@ -155,6 +163,7 @@ pub struct ModelsOverview {
 
 /// Ask the test-route tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RouteTestRequest {
     /// User.
@@ -167,6 +176,7 @@ pub struct RouteTestRequest {
 
 /// The answer of the test-route tool.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RouteTest {
     /// Whether a route exists.

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The silo overview card.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SiloSummary {
     /// The ClusterTenant this silo serves.
@@ -23,6 +24,7 @@ pub struct SiloSummary {
 
 /// The silo's own ClusterTenant, as its read-model holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OwnClusterTenant {
     /// Display name.
@@ -41,6 +43,7 @@ pub struct OwnClusterTenant {
 
 /// A member as projected from the fleet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Member {
     /// IdP subject.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One egress rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EgressRuleView {
     /// CIDR.
@@ -18,6 +19,7 @@ pub struct EgressRuleView {
 
 /// An access policy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyView {
     /// Name.
@@ -38,6 +40,7 @@ pub struct PolicyView {
 
 /// Create or change a policy.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyRequest {
     /// Name (create only).
@@ -62,6 +65,7 @@ pub struct PolicyRequest {
 
 /// A grant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GrantView {
     /// Id.
@@ -90,6 +94,7 @@ pub struct GrantView {
 
 /// Create a grant (or preview one).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GrantRequest {
     /// Payload type.
@@ -117,6 +122,7 @@ pub struct GrantRequest {
 
 /// One user × model whose access a change would flip.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AccessChange {
     /// User.
@@ -133,6 +139,7 @@ pub struct AccessChange {
 
 /// A what-if preview.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WhatIf {
     /// Flipped decisions.
@@ -143,6 +150,7 @@ pub struct WhatIf {
 
 /// The policies page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PoliciesOverview {
     /// Policies.

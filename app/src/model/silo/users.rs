@@ -9,6 +9,7 @@ use crate::model::href::Href;
 
 /// The LiteLLM key of a user as the reconciler last saw it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct KeyStatus {
     /// Blocked in LiteLLM.
@@ -25,6 +26,7 @@ pub struct KeyStatus {
 
 /// A user (tenant).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UserView {
     /// DNS-label name.
@@ -61,6 +63,7 @@ pub struct UserView {
 
 /// CPU and memory of a user's runtime.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Resources {
     /// `500m`, `1`.
@@ -73,6 +76,7 @@ pub struct Resources {
 
 /// Create or change a user (the reference's `POST /tenants` body).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UserRequest {
     /// Name (create only).
@@ -103,6 +107,7 @@ pub struct UserRequest {
 
 /// List filters of `/users`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UserFilter {
     /// Substring of name, display name or e-mail.
@@ -141,6 +146,7 @@ impl UserFilter {
 
 /// The users page: the filtered list plus what the filters offer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UserList {
     /// Matching users (one page of them when a page was asked for).

@@ -1,7 +1,17 @@
 //! The OpenAPI 3.1 document of the REST API, listing exactly the operations the server mounts
 //! (feature areas that are switched off are left out).
 
-use app::state::{AppState, RoleSettings};
+use app::{
+    model::{
+        session::AccessTokenView,
+        silo::{
+            BudgetOverview, CredentialView, DefaultView, DeploymentView, EffectiveAccess, GrantView, GroupView,
+            KeyStatus, LimitView, PolicyView, RouteTest, SiloSettingsView, UserView, WhatIf,
+        },
+    },
+    state::{AppState, RoleSettings},
+};
+use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 /// One documented operation.
@@ -23,8 +33,31 @@ fn schema(name: &str) -> Value {
     json!({ "$ref": format!("#/components/schemas/{name}") })
 }
 
+/// The generator of the wire types' schemas: JSON Schema 2020-12 (OpenAPI 3.1's dialect), each
+/// type once under `#/components/schemas/`.
+fn generator() -> SchemaGenerator {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "#/components/schemas/".into())
+        .into_generator()
+}
+
+/// The schema of `T` (a `$ref` to its component for a named type), from the type itself.
+fn typed<T: JsonSchema>(schemas: &mut SchemaGenerator) -> Value {
+    schemas.subschema_for::<T>().to_value()
+}
+
+/// A list of `T`.
+fn list_of<T: JsonSchema>(schemas: &mut SchemaGenerator) -> Value {
+    json!({ "type": "array", "items": typed::<T>(schemas) })
+}
+
 /// The operations mounted for `state`'s role and feature switches.
 pub fn operations(state: &AppState) -> Vec<Operation> {
+    operations_with(state, &mut generator())
+}
+
+/// [`operations`], their response schemas generated into `schemas`.
+fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Operation> {
     let mut ops = vec![
         Operation {
             method: "get",
@@ -298,7 +331,7 @@ pub fn operations(state: &AppState) -> Vec<Operation> {
         }
     }
     if matches!(state.role, RoleSettings::Silo(_)) {
-        ops.extend(silo_operations());
+        ops.extend(silo_operations(schemas));
     }
     ops.push(Operation {
         method: "get",
@@ -565,8 +598,9 @@ fn path_params(path: &str) -> impl Iterator<Item = &str> {
 
 /// The document for `state`'s role.
 pub fn document(state: &AppState) -> Value {
+    let mut schemas = generator();
     let mut paths = Map::new();
-    for op in operations(state) {
+    for op in operations_with(state, &mut schemas) {
         // A `.csv` path answers CSV; everything else JSON.
         let media = if op.path.ends_with(".csv") { "text/csv" } else { "application/json" };
         let mut operation = json!({
@@ -600,7 +634,7 @@ pub fn document(state: &AppState) -> Value {
         "info": { "title": title, "version": app::VERSION },
         "security": [{ "bearer": [] }],
         "paths": paths,
-        "components": with_silo_schemas(components())
+        "components": with_generated(with_silo_schemas(components()), schemas.take_definitions(true))
     })
 }
 
@@ -616,10 +650,49 @@ fn op(
 }
 
 /// The silo portal's operations (owners and admins of the silo only).
-fn silo_operations() -> Vec<Operation> {
-    let object = || json!({ "type": "object" });
-    let array = || json!({ "type": "array", "items": { "type": "object" } });
+fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
     let empty = || json!({});
+    let user = typed::<UserView>(schemas);
+    let users = list_of::<UserView>(schemas);
+    let access = typed::<EffectiveAccess>(schemas);
+    let group = typed::<GroupView>(schemas);
+    let groups = list_of::<GroupView>(schemas);
+    let policy = typed::<PolicyView>(schemas);
+    let policies = list_of::<PolicyView>(schemas);
+    let grant = typed::<GrantView>(schemas);
+    let grants = list_of::<GrantView>(schemas);
+    let what_if = typed::<WhatIf>(schemas);
+    let overview = typed::<BudgetOverview>(schemas);
+    let limit = typed::<LimitView>(schemas);
+    let settings = typed::<SiloSettingsView>(schemas);
+    let deployment = typed::<DeploymentView>(schemas);
+    let deployments = list_of::<DeploymentView>(schemas);
+    let default = typed::<DefaultView>(schemas);
+    let route = typed::<RouteTest>(schemas);
+    let credential = typed::<CredentialView>(schemas);
+    let credentials = list_of::<CredentialView>(schemas);
+    let key = typed::<KeyStatus>(schemas);
+    let token = typed::<AccessTokenView>(schemas);
+    let tokens = list_of::<AccessTokenView>(schemas);
+    let chains = json!({ "type": "array", "items": { "type": "array", "prefixItems": [
+        { "type": "string" }, { "type": "array", "items": { "type": "string" } }] } });
+    let routing = json!({ "type": "object", "properties": {
+        "defaults": { "type": "array", "items": default.clone() }, "fallbacks": chains.clone() } });
+    let ceiling = json!({ "type": "object", "properties": {
+        "currency": { "type": "string" }, "ceilingAmount": { "type": "string" }, "period": { "type": "string" },
+        "set": { "type": "boolean" } } });
+    let accounts = json!({ "type": "array", "items": { "type": "object", "properties": {
+        "userId": { "type": "string" }, "currency": { "type": "string" }, "ceilingAmount": { "type": "string" },
+        "period": { "type": "string" } } } });
+    let drift = json!({ "type": "object", "properties": { "count": { "type": "integer" },
+        "drift": { "type": "array", "items": { "type": "object", "properties": {
+            "tenant": { "type": "string" }, "resource": { "type": ["string", "null"] }, "key": { "type": ["string", "null"] } } } } } });
+    let spend = json!({ "type": "object", "properties": {
+        "tenant": { "type": "string" }, "currency": { "type": "string" }, "spend": { "type": "string" },
+        "period": { "type": "string" }, "periodStart": { "type": "string", "format": "date-time" },
+        "periodEnd": { "type": "string", "format": "date-time" }, "ownLimit": { "type": ["string", "null"] } } });
+    let created_token = json!({ "type": "object", "properties": {
+        "id": { "type": "string" }, "plainTextToken": { "type": "string" }, "token": token.clone() } });
     vec![
         op(
             "get",
@@ -627,17 +700,24 @@ fn silo_operations() -> Vec<Operation> {
             "Users (?q=&team=&phase=&suspended=; &page=N: 50 per page, count in X-Total-Count)",
             None,
             200,
-            array(),
+            users.clone(),
         ),
-        op("post", "/tenants", "Create a user → {name, status: \"created\", …}", Some("UserRequest"), 201, object()),
-        op("get", "/tenants/{name}", "One user", None, 200, object()),
+        op(
+            "post",
+            "/tenants",
+            "Create a user → {name, status: \"created\", …}",
+            Some("UserRequest"),
+            201,
+            user.clone(),
+        ),
+        op("get", "/tenants/{name}", "One user", None, 200, user.clone()),
         op(
             "put",
             "/tenants/{name}",
             "Change a user: only the members sent change; null clears team, policyRef, a resource or monthlyBudgetUsd",
             Some("UserPatch"),
             200,
-            object(),
+            user.clone(),
         ),
         op("delete", "/tenants/{name}", "Delete a user (their spend history stays, unattributed)", None, 204, empty()),
         op(
@@ -646,16 +726,16 @@ fn silo_operations() -> Vec<Operation> {
             "Suspend a user: their LiteLLM key is blocked and their sign-in sessions end",
             None,
             200,
-            object(),
+            user.clone(),
         ),
-        op("post", "/tenants/{name}/resume", "Resume a user", None, 200, object()),
+        op("post", "/tenants/{name}/resume", "Resume a user", None, 200, user.clone()),
         op(
             "get",
             "/tenants/{name}/effective-access",
             "Every model, policy and limit that applies to the user, and why; their live sessions",
             None,
             200,
-            object(),
+            access.clone(),
         ),
         op(
             "get",
@@ -663,7 +743,7 @@ fn silo_operations() -> Vec<Operation> {
             "The original's name of effective-access: the compiled view of what applies to the user",
             None,
             200,
-            object(),
+            access.clone(),
         ),
         op(
             "get",
@@ -671,7 +751,7 @@ fn silo_operations() -> Vec<Operation> {
             "Users whose Tenant resource or LiteLLM key differed from this database on the last pass: {count, drift: [{tenant, resource, key}]}",
             None,
             200,
-            object(),
+            drift.clone(),
         ),
         op(
             "post",
@@ -679,7 +759,7 @@ fn silo_operations() -> Vec<Operation> {
             "Ask the background loops to put every user's resource and key back now (?dryRun=true: only what they would touch) → 202 {requested, drift}",
             None,
             202,
-            object(),
+            drift.clone(),
         ),
         op(
             "get",
@@ -687,42 +767,42 @@ fn silo_operations() -> Vec<Operation> {
             "A user's spend in the current calendar period (?period=) with their own limit",
             None,
             200,
-            object(),
+            spend.clone(),
         ),
-        op("get", "/spend/{name}", "The original's name of /ai-budget/{name}/spend", None, 200, object()),
+        op("get", "/spend/{name}", "The original's name of /ai-budget/{name}/spend", None, 200, spend.clone()),
         op(
             "get",
             "/ai-budget/{name}/litellm-key",
             "A user's LiteLLM key as last applied (never the key): blocked, models, maxBudget, drift (404 LITELLM_KEY_NOT_FOUND)",
             None,
             200,
-            object(),
+            key.clone(),
         ),
-        op("get", "/groups", "Groups with their members", None, 200, array()),
-        op("post", "/groups", "Create a group", Some("GroupRequest"), 201, object()),
-        op("get", "/groups/{id}", "One group", None, 200, object()),
-        op("put", "/groups/{id}", "Change a group and replace its members", Some("GroupRequest"), 200, object()),
+        op("get", "/groups", "Groups with their members", None, 200, groups.clone()),
+        op("post", "/groups", "Create a group", Some("GroupRequest"), 201, group.clone()),
+        op("get", "/groups/{id}", "One group", None, 200, group.clone()),
+        op("put", "/groups/{id}", "Change a group and replace its members", Some("GroupRequest"), 200, group.clone()),
         op("delete", "/groups/{id}", "Delete a group (its grants, limit and default go with it)", None, 204, empty()),
-        op("get", "/policies", "Access policies", None, 200, array()),
-        op("post", "/policies", "Create an access policy", Some("PolicyRequest"), 201, object()),
-        op("get", "/policies/{name}", "One access policy", None, 200, object()),
+        op("get", "/policies", "Access policies", None, 200, policies.clone()),
+        op("post", "/policies", "Create an access policy", Some("PolicyRequest"), 201, policy.clone()),
+        op("get", "/policies/{name}", "One access policy", None, 200, policy.clone()),
         op(
             "put",
             "/policies/{name}",
             "Change an access policy: only the members sent change; null clears one",
             Some("PolicyRequest"),
             200,
-            object(),
+            policy.clone(),
         ),
         op("delete", "/policies/{name}", "Delete a policy no user names (409 POLICY_IN_USE)", None, 204, empty()),
-        op("get", "/grants", "Grants, newest first", None, 200, array()),
+        op("get", "/grants", "Grants, newest first", None, 200, grants.clone()),
         op(
             "post",
             "/grants",
             "Allow or deny a payload to a tenant, user or group",
             Some("GrantRequest"),
             201,
-            object(),
+            grant.clone(),
         ),
         op(
             "post",
@@ -730,7 +810,7 @@ fn silo_operations() -> Vec<Operation> {
             "What a grant would change (who gains or loses which model), without making it",
             Some("GrantRequest"),
             200,
-            object(),
+            what_if.clone(),
         ),
         op("delete", "/grants/{id}", "Delete a grant", None, 204, empty()),
         op(
@@ -739,7 +819,7 @@ fn silo_operations() -> Vec<Operation> {
             "Limits in their current calendar period, notices and spend (?period=day|week|month)",
             None,
             200,
-            object(),
+            overview.clone(),
         ),
         op(
             "get",
@@ -747,7 +827,7 @@ fn silo_operations() -> Vec<Operation> {
             "The silo's monthly limit as {currency, ceilingAmount, set}",
             None,
             200,
-            object(),
+            ceiling.clone(),
         ),
         op(
             "put",
@@ -763,7 +843,7 @@ fn silo_operations() -> Vec<Operation> {
             "The reference's per-account ceilings: each user's own limit {userId, currency, ceilingAmount, period}",
             None,
             200,
-            array(),
+            accounts.clone(),
         ),
         op(
             "put",
@@ -780,7 +860,7 @@ fn silo_operations() -> Vec<Operation> {
             "Set the limit of the silo, a group or a user",
             Some("LimitRequest"),
             200,
-            object(),
+            limit.clone(),
         ),
         op("delete", "/ai-budget/limits/{id}", "Remove a limit", None, 204, empty()),
         op(
@@ -789,7 +869,7 @@ fn silo_operations() -> Vec<Operation> {
             "Silo settings: time zone of the periods, currency, default model access",
             Some("SiloSettings"),
             200,
-            object(),
+            settings.clone(),
         ),
         op(
             "get",
@@ -799,33 +879,33 @@ fn silo_operations() -> Vec<Operation> {
             200,
             json!({ "type": "string" }),
         ),
-        op("get", "/models", "Model deployments", None, 200, array()),
+        op("get", "/models", "Model deployments", None, 200, deployments.clone()),
         op(
             "post",
             "/models",
             "Add a deployment behind a public model name (also the original's publicModelName, providerCredentialId, isDefault)",
             Some("DeploymentRequest"),
             201,
-            object(),
+            deployment.clone(),
         ),
-        op("get", "/models/{id}", "One deployment", None, 200, object()),
+        op("get", "/models/{id}", "One deployment", None, 200, deployment.clone()),
         op(
             "put",
             "/models/{id}",
             "Change a deployment: only the members sent change; isDefault: true makes its name the silo's default",
             Some("DeploymentRequest"),
             200,
-            object(),
+            deployment.clone(),
         ),
         op("delete", "/models/{id}", "Remove a deployment", None, 204, empty()),
-        op("get", "/model-routing/defaults", "Default models and fallback chains", None, 200, object()),
+        op("get", "/model-routing/defaults", "Default models and fallback chains", None, 200, routing.clone()),
         op(
             "put",
             "/model-routing/defaults",
             "Set the default model of the silo (also scope global or clusterTenant), a group or a user",
             Some("DefaultRequest"),
             200,
-            object(),
+            default.clone(),
         ),
         op("delete", "/model-routing/defaults/{id}", "Remove a default model", None, 204, empty()),
         op(
@@ -834,7 +914,7 @@ fn silo_operations() -> Vec<Operation> {
             "Set the fallback chain of a public model name",
             Some("FallbackRequest"),
             200,
-            array(),
+            chains.clone(),
         ),
         op(
             "post",
@@ -842,25 +922,39 @@ fn silo_operations() -> Vec<Operation> {
             "Which deployment would serve a user's request, and why",
             Some("RouteTestRequest"),
             200,
-            object(),
+            route.clone(),
         ),
-        op("get", "/providers/credentials", "Provider credentials (never their secrets)", None, 200, array()),
+        op(
+            "get",
+            "/providers/credentials",
+            "Provider credentials (never their secrets)",
+            None,
+            200,
+            credentials.clone(),
+        ),
         op(
             "post",
             "/providers/credentials",
             "Store a provider key (sealed; never returned)",
             Some("CredentialRequest"),
             201,
-            object(),
+            credential.clone(),
         ),
-        op("get", "/providers/credentials/{id}", "One provider credential (never its secret)", None, 200, object()),
+        op(
+            "get",
+            "/providers/credentials/{id}",
+            "One provider credential (never its secret)",
+            None,
+            200,
+            credential.clone(),
+        ),
         op(
             "put",
             "/providers/credentials/{id}",
             "Rotate a provider key {apiKey}",
             Some("CredentialRequest"),
             200,
-            object(),
+            credential.clone(),
         ),
         op(
             "delete",
@@ -870,17 +964,32 @@ fn silo_operations() -> Vec<Operation> {
             204,
             empty(),
         ),
-        op("get", "/access-tokens", "The silo's access tokens (metadata only, never a secret)", None, 200, array()),
+        op(
+            "get",
+            "/access-tokens",
+            "The silo's access tokens (metadata only, never a secret)",
+            None,
+            200,
+            tokens.clone(),
+        ),
         op(
             "post",
             "/access-tokens",
             "Create an access token for yourself → {id, plainTextToken, token}; the secret is shown once",
             Some("AccessTokenRequest"),
             201,
-            object(),
+            created_token.clone(),
         ),
         op("delete", "/access-tokens/{id}", "Revoke an access token (404 TOKEN_NOT_FOUND)", None, 204, empty()),
     ]
+}
+
+/// The generated schemas of the wire types, added to the components.
+fn with_generated(mut components: Value, generated: Map<String, Value>) -> Value {
+    if let Some(target) = components.get_mut("schemas").and_then(Value::as_object_mut) {
+        target.extend(generated);
+    }
+    components
 }
 
 /// The silo portal's request schemas, added to the shared components.
@@ -933,4 +1042,32 @@ fn with_silo_schemas(mut components: Value) -> Value {
         target.extend(extra);
     }
     components
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A generated schema never replaces a written one of the same name (the written ones describe
+    /// the request spellings the types' derive cannot).
+    #[test]
+    fn generated_and_written_schemas_have_distinct_names() {
+        let mut schemas = generator();
+        let ops = silo_operations(&mut schemas);
+        assert!(ops.iter().any(|op| op.path == "/tenants"));
+        let generated = schemas.take_definitions(true);
+        assert!(generated.contains_key("UserView") && generated.contains_key("EffectiveAccess"), "{generated:?}");
+        let written = with_silo_schemas(components());
+        let clashes: Vec<&String> =
+            generated.keys().filter(|name| written["schemas"].get(name.as_str()).is_some()).collect();
+        assert!(clashes.is_empty(), "generated schemas would replace written ones: {clashes:?}");
+    }
+
+    #[test]
+    fn operation_ids_and_parameters_come_from_the_path() {
+        assert_eq!(operation_id("get", "/tenants/{name}/spend"), "get_tenants_by_name_spend");
+        assert_eq!(operation_id("get", "/ai-budget/spend.csv"), "get_ai_budget_spend_csv");
+        assert_eq!(path_params("/cluster-tenants/{name}/invitations/{email}").collect::<Vec<_>>(), ["name", "email"]);
+        assert_eq!(tag("/ai-budget/global"), "ai-budget");
+    }
 }
