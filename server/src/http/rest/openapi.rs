@@ -34,9 +34,11 @@ fn schema(name: &str) -> Value {
 }
 
 /// The generator of the wire types' schemas: JSON Schema 2020-12 (OpenAPI 3.1's dialect), each
-/// type once under `#/components/schemas/`.
+/// type once under `#/components/schemas/`, as the server serialises it (the generated schemas
+/// describe answers; the requests' are written, with the original's spellings).
 fn generator() -> SchemaGenerator {
     schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
         .with(|s| s.definitions_path = "#/components/schemas/".into())
         .into_generator()
 }
