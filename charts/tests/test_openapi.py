@@ -41,6 +41,21 @@ class OpenApi(unittest.TestCase):
                         self.assertEqual(declared, wanted)
             self.assertEqual(len(ids), len(set(ids)), f"{role}: operationIds are unique")
 
+    def test_every_list_documents_its_paging(self):
+        for role in ("fleet", "silo"):
+            lists = 0
+            for path, item in document(role)["paths"].items():
+                op = item.get("get")
+                ok = op and next((r for c, r in op["responses"].items() if c == "200"), None)
+                schema = ok and ok["content"].get("application/json", {}).get("schema", {})
+                if schema and schema.get("type") == "array":
+                    lists += 1
+                    with self.subTest(role=role, path=path):
+                        names = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
+                        self.assertTrue({"limit", "offset"} <= names)
+                        self.assertIn("X-Total-Count", ok["headers"])
+            self.assertGreater(lists, 0, role)
+
     def test_the_csv_export_is_declared_as_csv(self):
         op = document("silo")["paths"]["/api/v1/ai-budget/spend.csv"]["get"]
         self.assertIn("text/csv", op["responses"]["200"]["content"])

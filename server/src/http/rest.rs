@@ -4,6 +4,7 @@
 mod audit;
 pub mod fleet;
 pub mod openapi;
+pub mod page;
 mod patch;
 pub mod silo;
 

@@ -23,10 +23,8 @@ use axum::{
 };
 use serde_json::json;
 
+use super::page::Page;
 use crate::http::error::{ApiError, ApiResult, JsonBody};
-
-/// Largest `limit` of the list route.
-pub const MAX_LIST_LIMIT: i64 = 1000;
 
 /// `/cluster-tenants` routes.
 pub fn cluster_tenant_routes() -> Router<AppState> {
@@ -51,9 +49,12 @@ async fn invitations(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
     let invitations = service::fleet::members::invitations(&state, &caller, &name).await.api(&caller)?;
-    Ok(Json(invitations).into_response())
+    let (items, total) = page.slice(invitations);
+    Ok(page.respond(&format!("/cluster-tenants/{name}/invitations"), &params, items, total))
 }
 
 /// `DELETE /cluster-tenants/{name}/invitations/{email}` → `{email, status: "cancelled"}`.
@@ -71,9 +72,12 @@ async fn members(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
     let members = service::fleet::members::list(&state, &caller, &name).await.api(&caller)?;
-    Ok(Json(members).into_response())
+    let (items, total) = page.slice(members);
+    Ok(page.respond(&format!("/cluster-tenants/{name}/members"), &params, items, total))
 }
 
 /// `POST /cluster-tenants/{name}/members {subject, role}`: 201 when created, 200 when the role
@@ -237,14 +241,6 @@ pub fn billing_routes() -> Router<AppState> {
         .route("/billing-accounts/me", get(my_billing))
 }
 
-fn integer_param(params: &HashMap<String, String>, name: &str, min: i64, max: i64) -> Result<Option<i64>, AppError> {
-    let Some(raw) = params.get(name) else { return Ok(None) };
-    match raw.trim().parse::<i64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-        _ => Err(AppError::field(name, format!("Must be a whole number from {min} to {max}."))),
-    }
-}
-
 /// `GET /cluster-tenants[?limit=&offset=]`: all rows, oldest first (the reference's contract),
 /// optionally paged; `X-Total-Count` carries the total.
 async fn list(
@@ -252,11 +248,10 @@ async fn list(
     caller: Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let limit = integer_param(&params, "limit", 1, MAX_LIST_LIMIT).api(&caller)?;
-    let offset = integer_param(&params, "offset", 0, i64::MAX).api(&caller)?.unwrap_or(0);
+    let page = Page::from_params(&params).api(&caller)?;
     let (items, total) =
-        service::fleet::cluster_tenants::list_all(&state, &caller, limit, offset).await.api(&caller)?;
-    Ok(([("x-total-count", total.to_string())], Json(items)).into_response())
+        service::fleet::cluster_tenants::list_all(&state, &caller, page.limit, page.offset).await.api(&caller)?;
+    Ok(page.respond("/cluster-tenants", &params, items, total))
 }
 
 /// `POST /cluster-tenants` → 201 with `Location`.

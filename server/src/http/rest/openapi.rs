@@ -618,9 +618,23 @@ pub fn document(state: &AppState) -> Value {
             operation["requestBody"] =
                 json!({ "required": true, "content": { "application/json": { "schema": schema(body) } } });
         }
-        let params: Vec<Value> = path_params(op.path)
+        let mut params: Vec<Value> = path_params(op.path)
             .map(|param| json!({ "name": param, "in": "path", "required": true, "schema": { "type": "string" } }))
             .collect();
+        // Every list pages the same way (`super::page`).
+        let is_list = op.method == "get" && op.ok.1.get("type").and_then(Value::as_str) == Some("array");
+        if is_list {
+            params.extend([
+                json!({ "name": "limit", "in": "query", "required": false, "description": "At most this many (all when absent)",
+                        "schema": { "type": "integer", "minimum": 1, "maximum": super::page::MAX_LIST_LIMIT } }),
+                json!({ "name": "offset", "in": "query", "required": false, "description": "Skip this many",
+                        "schema": { "type": "integer", "minimum": 0 } }),
+            ]);
+            operation["responses"][op.ok.0.to_string()]["headers"] = json!({
+                "X-Total-Count": { "description": "How many there are in all", "schema": { "type": "integer" } },
+                "Link": { "description": "RFC 8288 rel=\"next\" while more follow", "schema": { "type": "string" } }
+            });
+        }
         if !params.is_empty() {
             operation["parameters"] = Value::Array(params);
         }

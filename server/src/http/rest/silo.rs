@@ -24,7 +24,10 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::patch::{self, PatchRules};
+use super::{
+    page::Page,
+    patch::{self, PatchRules},
+};
 use crate::http::error::{ApiError, ApiResult, JsonBody};
 
 /// The silo's `/api/v1` routes.
@@ -76,8 +79,8 @@ fn no_content() -> Response {
     StatusCode::NO_CONTENT.into_response()
 }
 
-/// `GET /tenants?q=&team=&phase=&suspended=&page=`: all matching users, or one page of 50 with
-/// the whole count in `X-Total-Count`.
+/// `GET /tenants?q=&team=&phase=&suspended=` with the list routes' `limit=&offset=` (see
+/// [`Page`]), or `page=N` (50 a page): matching users, the whole count in `X-Total-Count`.
 async fn list_tenants(
     State(state): State<AppState>,
     caller: Caller,
@@ -96,6 +99,7 @@ async fn list_tenants(
             _ => return Err(AppError::field("page", "Use a page number from 1.")).api(&caller),
         },
     };
+    let window = Page::from_params(&params).api(&caller)?;
     let filter = UserFilter {
         q: params.get("q").cloned(),
         team: params.get("team").cloned(),
@@ -104,11 +108,14 @@ async fn list_tenants(
         page,
     };
     let list = users::list(&state, &caller, filter).await.api(&caller)?;
-    let mut response = Json(list.users).into_response();
     if page.is_some() {
+        // `page=N` (50 a page, the console's own paging) is kept for scripts that use it.
+        let mut response = Json(list.users).into_response();
         response.headers_mut().insert("x-total-count", list.total.into());
+        return Ok(response);
     }
-    Ok(response)
+    let (items, total) = window.slice(list.users);
+    Ok(window.respond("/tenants", &params, items, total))
 }
 
 /// `POST /tenants` → 201 `{name, status: "created", …user}`.
@@ -179,8 +186,14 @@ async fn effective_access(
     Ok(Json(access::effective(&state, &caller, &name).await.api(&caller)?).into_response())
 }
 
-async fn list_groups(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(groups::list(&state, &caller).await.api(&caller)?).into_response())
+async fn list_groups(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(groups::list(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/groups", &params, items, total))
 }
 
 async fn create_group(
@@ -218,8 +231,14 @@ async fn delete_group(
     Ok(no_content())
 }
 
-async fn list_policies(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(policies::list_policies(&state, &caller).await.api(&caller)?).into_response())
+async fn list_policies(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(policies::list_policies(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/policies", &params, items, total))
 }
 
 async fn create_policy(
@@ -262,8 +281,14 @@ async fn delete_policy(
     Ok(no_content())
 }
 
-async fn list_grants(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(policies::list_grants(&state, &caller).await.api(&caller)?).into_response())
+async fn list_grants(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(policies::list_grants(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/grants", &params, items, total))
 }
 
 async fn create_grant(
@@ -375,14 +400,20 @@ async fn put_global(
 }
 
 /// `GET /ai-budget/accounts`: the reference's per-account ceilings — each user's own limit.
-async fn list_accounts(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+async fn list_accounts(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
     let (_, limits) = budgets::current_limits(&state, &caller).await.api(&caller)?;
     let accounts: Vec<Value> = limits
         .iter()
         .filter(|l| l.level == "user")
         .map(|l| json!({ "userId": l.target.trim_start_matches("user "), "currency": l.currency, "ceilingAmount": l.amount, "period": l.period }))
         .collect();
-    Ok(Json(accounts).into_response())
+    let (items, total) = page.slice(accounts);
+    Ok(page.respond("/ai-budget/accounts", &params, items, total))
 }
 
 /// `PUT /ai-budget/accounts/{name}` `{currency, ceilingAmount}` or `{monthlyLimitUsd}` → 204: the
@@ -460,8 +491,14 @@ async fn spend_csv(
         .into_response())
 }
 
-async fn list_models(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(models::list_deployments(&state, &caller).await.api(&caller)?).into_response())
+async fn list_models(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(models::list_deployments(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/models", &params, items, total))
 }
 
 /// The original's model fields beside this project's: `publicModelName` (an alias of
@@ -582,8 +619,14 @@ async fn test_route(
     Ok(Json(access::route_test(&state, &caller, req).await.api(&caller)?).into_response())
 }
 
-async fn list_credentials(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(models::list_credentials(&state, &caller).await.api(&caller)?).into_response())
+async fn list_credentials(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(models::list_credentials(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/providers/credentials", &params, items, total))
 }
 
 async fn create_credential(
@@ -631,8 +674,14 @@ async fn delete_credential(
 }
 
 /// `GET /access-tokens`: every token of the silo, metadata only (never a secret).
-async fn list_tokens(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(tokens::list(&state, &caller).await.api(&caller)?).into_response())
+async fn list_tokens(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(tokens::list(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/access-tokens", &params, items, total))
 }
 
 /// `POST /access-tokens`: this project's `{name, role, expiresInDays}` or the original's
