@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod budgets;
+pub mod byok;
 pub mod groups;
 pub mod models;
 pub mod overview;
@@ -13,6 +14,7 @@ pub mod users;
 
 pub use access::*;
 pub use budgets::*;
+pub use byok::{ByokOutcome, ByokRequest, ByokStatus};
 pub use groups::*;
 pub use models::*;
 pub use overview::*;

@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod budgets;
+pub mod byok;
 pub mod groups;
 pub mod models;
 pub mod overview;

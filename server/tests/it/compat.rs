@@ -310,3 +310,86 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
     let me = send_as(&owner.app, Method::GET, "/api/v1/auth/me", None, &mia).await.json();
     assert_eq!((me["user"]["isOrgAdmin"].clone(), me["user"]["ownedOrgs"].clone()), (json!(false), json!([])));
 }
+
+/// Bring your own key: one pasted key defines the provider's models (with `auto` and
+/// `auto-embedding`) behind its own sealed credential; what an admin defined is never touched, and
+/// removal takes only what the quick set-up made. The original's raw-key routes are retired (410).
+#[sqlx::test(migrations = false)]
+async fn one_provider_key_gives_working_models(pool: sqlx::PgPool) {
+    let (db, _, headers) = support::silo_with_otto_and_mia(&pool).await;
+    let secrets = opencrane_portal::seal::SecretBox::from_bytes(&[9; 32]).unwrap();
+    let owner = Owner { app: support::silo_signed_in_sealing(db.clone(), secrets), headers };
+
+    // An admin's own "auto" comes first: the quick set-up keeps it.
+    let mine = json!({ "publicName": "auto", "upstreamModel": "openai/gpt-4.1-nano" });
+    assert_eq!(owner.call(Method::POST, "/api/v1/models", Some(mine)).await.status, StatusCode::CREATED);
+    let before = owner.call(Method::GET, "/api/v1/providers/byok", None).await.json();
+    let openai = before.as_array().and_then(|all| all.iter().find(|p| p["provider"] == "openai")).cloned();
+    assert_eq!(openai.as_ref().map(|p| p["configured"].clone()), Some(json!(false)), "{before}");
+
+    let short = owner.call(Method::PUT, "/api/v1/providers/byok/openai", Some(json!({ "apiKey": "sk" }))).await;
+    assert!(short.json()["fields"]["apiKey"].is_string(), "{}", short.text);
+    let set =
+        owner.call(Method::PUT, "/api/v1/providers/byok/openai", Some(json!({ "apiKey": "sk-byok-secret-1" }))).await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.text);
+    let outcome = set.json();
+    assert_eq!(outcome["credential"], "byok-openai");
+    assert_eq!(outcome["kept"], json!(["auto"]), "the admin's auto stays");
+    assert!(
+        outcome["seeded"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("auto-embedding")) && s.contains(&json!("gpt-4o-mini")))
+    );
+    assert!(!set.text.contains("sk-byok-secret-1"), "never the key");
+    let models = owner.call(Method::GET, "/api/v1/models", None).await.json();
+    let embedding = models.as_array().and_then(|m| m.iter().find(|d| d["publicName"] == "auto-embedding")).cloned();
+    assert_eq!(embedding.map(|d| d["credential"].clone()), Some(json!("byok-openai")));
+    let status = owner.call(Method::GET, "/api/v1/providers/byok", None).await;
+    assert!(!status.text.contains("sk-byok-secret-1"));
+    let openai = status.json().as_array().and_then(|all| all.iter().find(|p| p["provider"] == "openai")).cloned();
+    assert_eq!(
+        openai.as_ref().map(|p| (p["configured"].clone(), p["hint"].clone())),
+        Some((json!(true), json!("…et-1")))
+    );
+
+    // Pasting again replaces the key and defines nothing twice.
+    let again = owner
+        .call(Method::PUT, "/api/v1/providers/byok/openai", Some(json!({ "apiKey": "sk-byok-secret-2" })))
+        .await
+        .json();
+    assert_eq!(again["seeded"], json!([]), "{again}");
+    let rotated: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'credential.rotate'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(rotated, 1);
+
+    // An admin's own deployment on the quick set-up's key keeps the key at removal.
+    let theirs = json!({ "publicName": "research", "upstreamModel": "openai/o3", "credential": "byok-openai" });
+    assert_eq!(owner.call(Method::POST, "/api/v1/models", Some(theirs)).await.status, StatusCode::CREATED);
+    let removed = owner.call(Method::DELETE, "/api/v1/providers/byok/openai", None).await;
+    assert_eq!(removed.status, StatusCode::OK, "{}", removed.text);
+    assert_eq!(removed.json()["left"], json!(["research"]));
+    let names: Vec<Value> = owner
+        .call(Method::GET, "/api/v1/models", None)
+        .await
+        .json()
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|d| d["publicName"].clone())
+        .collect();
+    assert_eq!(names.len(), 2, "the admin's auto and research stay, the seeded ones are gone: {names:?}");
+    assert!(names.contains(&json!("auto")) && names.contains(&json!("research")));
+
+    let unknown =
+        owner.call(Method::PUT, "/api/v1/providers/byok/azure", Some(json!({ "apiKey": "sk-azure-123" }))).await;
+    assert_eq!(
+        (unknown.status, unknown.json()["code"].clone()),
+        (StatusCode::NOT_FOUND, json!("BYOK_PROVIDER_UNKNOWN"))
+    );
+    let retired =
+        owner.call(Method::PUT, "/api/v1/providers/keys/openai", Some(json!({ "apiKey": "sk-x-123456" }))).await;
+    assert_eq!((retired.status, retired.json()["code"].clone()), (StatusCode::GONE, json!("ROUTE_RETIRED")));
+}

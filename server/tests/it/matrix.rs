@@ -47,6 +47,9 @@ enum Kind {
     SiloAdmin,
     /// Silo: one access token, by id.
     Token,
+    /// Retired (the original's raw provider keys): everyone signed in gets 410 with the route
+    /// that replaces it.
+    Retired,
     /// Silo portal: owners and admins reach the handler (its answer may be a validation error,
     /// a conflict or a 404 for the placeholder object, never 401/403/5xx); others get 403.
     SiloAdminWrite,
@@ -230,6 +233,18 @@ fn silo_routes() -> Vec<Route> {
         route(Method::POST, "/api/silo/tokens/list", Some("{}"), SiloAdmin),
         route(Method::POST, "/api/silo/tokens/create", Some(r#"{"request":{"name":"ci","role":"member"}}"#), SiloAdmin),
         route(Method::POST, "/api/silo/tokens/revoke", Some(r#"{"id":"{id}"}"#), Token),
+        route(Method::GET, "/api/v1/providers/byok", None, SiloAdmin),
+        route(
+            Method::PUT,
+            "/api/v1/providers/byok/{provider}",
+            Some(r#"{"apiKey":"sk-matrix-123456"}"#),
+            SiloAdminWrite,
+        ),
+        route(Method::DELETE, "/api/v1/providers/byok/{provider}", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/providers/keys", None, Retired),
+        route(Method::GET, "/api/v1/providers/keys/{provider}", None, Retired),
+        route(Method::PUT, "/api/v1/providers/keys/{provider}", Some("{}"), Retired),
+        route(Method::DELETE, "/api/v1/providers/keys/{provider}", None, Retired),
         route(Method::GET, "/api/v1/access-tokens", None, SiloAdmin),
         route(Method::POST, "/api/v1/access-tokens", Some(r#"{"name":"ci","role":"member"}"#), SiloAdmin),
         route(Method::DELETE, "/api/v1/access-tokens/{id}", None, Token),
@@ -398,6 +413,7 @@ async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, S
         .replace("{name}", object)
         .replace("{id}", object)
         .replace("{subject}", "sam")
+        .replace("{provider}", "openai")
         .replace("{email}", "sam@example.com");
     let body = r.body.map(|b| {
         b.replace("CREATE", CREATE)
@@ -711,6 +727,13 @@ async fn silo_access_matrix(pool: PgPool) {
                     r.method,
                     r.path
                 );
+            }
+            Kind::Retired => {
+                for (who, headers) in [("operator", &operator), ("owner", &owner), ("member", &member)] {
+                    let reply = call(&app, r, "openai", headers).await;
+                    expect(&reply, StatusCode::GONE, who);
+                    assert!(reply.text.contains("/providers/byok"), "says what replaces it: {}", reply.text);
+                }
             }
             other => panic!("{other:?} is not a silo kind"),
         }

@@ -227,6 +227,16 @@ pub fn silo_signed_in(pool: PgPool) -> Router {
     router(silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), true), false, scope)
 }
 
+/// [`silo_signed_in`] whose provider keys are sealed with `secrets` (so credentials can be stored).
+pub fn silo_signed_in_sealing(pool: PgPool, secrets: opencrane_portal::seal::SecretBox) -> Router {
+    let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new(), fleet: None };
+    let mut state = silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), true);
+    if let app::state::RoleSettings::Silo(settings) = &mut state.role {
+        settings.portal.secrets = Some(std::sync::Arc::new(secrets));
+    }
+    router(state, false, scope)
+}
+
 /// Headers of a same-origin browser request with `cookie`.
 pub fn browser(cookie: &str) -> Vec<(&'static str, String)> {
     vec![

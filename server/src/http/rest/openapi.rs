@@ -5,8 +5,8 @@ use app::{
     model::{
         session::AccessTokenView,
         silo::{
-            BudgetOverview, CredentialView, DefaultView, DeploymentView, EffectiveAccess, GrantView, GroupView,
-            KeyStatus, LimitView, PolicyView, RouteTest, SiloSettingsView, UserView, WhatIf,
+            BudgetOverview, ByokOutcome, ByokStatus, CredentialView, DefaultView, DeploymentView, EffectiveAccess,
+            GrantView, GroupView, KeyStatus, LimitView, PolicyView, RouteTest, SiloSettingsView, UserView, WhatIf,
         },
     },
     state::{AppState, RoleSettings},
@@ -605,12 +605,13 @@ pub fn document(state: &AppState) -> Value {
     for op in operations_with(state, &mut schemas) {
         // A `.csv` path answers CSV; everything else JSON.
         let media = if op.path.ends_with(".csv") { "text/csv" } else { "application/json" };
+        let outcome = if op.ok.0 == 410 { "Retired: the answer names what replaces it" } else { "Success" };
         let mut operation = json!({
             "operationId": operation_id(op.method, op.path),
             "tags": [tag(op.path)],
             "summary": op.summary,
             "responses": {
-                op.ok.0.to_string(): { "description": "Success", "content": { media: { "schema": op.ok.1 } } },
+                op.ok.0.to_string(): { "description": outcome, "content": { media: { "schema": op.ok.1 } } },
                 "default": { "description": "Error envelope", "content": { "application/json": { "schema": schema("Error") } } }
             }
         });
@@ -690,6 +691,8 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
     let key = typed::<KeyStatus>(schemas);
     let token = typed::<AccessTokenView>(schemas);
     let tokens = list_of::<AccessTokenView>(schemas);
+    let byok = typed::<ByokOutcome>(schemas);
+    let byok_status = list_of::<ByokStatus>(schemas);
     let chains = json!({ "type": "array", "items": { "type": "array", "prefixItems": [
         { "type": "string" }, { "type": "array", "items": { "type": "string" } }] } });
     let routing = json!({ "type": "object", "properties": {
@@ -982,6 +985,62 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
         ),
         op(
             "get",
+            "/providers/byok",
+            "Each provider's quick set-up: key stored (its last four characters), its models defined, what it defines",
+            None,
+            200,
+            byok_status.clone(),
+        ),
+        op(
+            "put",
+            "/providers/byok/{provider}",
+            "Paste one provider key: sealed into byok-<provider>, and the provider's default models (with auto and auto-embedding) defined where no deployment has their name",
+            Some("ByokRequest"),
+            200,
+            byok.clone(),
+        ),
+        op(
+            "delete",
+            "/providers/byok/{provider}",
+            "Remove what the quick set-up defined, never what an admin did (the key stays while an admin's deployments use it)",
+            None,
+            200,
+            byok.clone(),
+        ),
+        op(
+            "get",
+            "/providers/keys",
+            "Retired (410 ROUTE_RETIRED): the original's raw keys; use /providers/byok",
+            None,
+            410,
+            schema("Error"),
+        ),
+        op(
+            "get",
+            "/providers/keys/{provider}",
+            "Retired (410 ROUTE_RETIRED); use /providers/byok/{provider}",
+            None,
+            410,
+            schema("Error"),
+        ),
+        op(
+            "put",
+            "/providers/keys/{provider}",
+            "Retired (410 ROUTE_RETIRED); use PUT /providers/byok/{provider}",
+            None,
+            410,
+            schema("Error"),
+        ),
+        op(
+            "delete",
+            "/providers/keys/{provider}",
+            "Retired (410 ROUTE_RETIRED); use DELETE /providers/byok/{provider}",
+            None,
+            410,
+            schema("Error"),
+        ),
+        op(
+            "get",
             "/access-tokens",
             "The silo's access tokens (metadata only, never a secret)",
             None,
@@ -1035,6 +1094,7 @@ fn with_silo_schemas(mut components: Value) -> Value {
             "displayName": text, "email": text, "subject": text, "team": opt, "policyRef": opt,
             "resources": { "type": ["object", "null"], "properties": { "cpu": opt, "memory": opt } },
             "monthlyBudgetUsd": { "type": ["string", "number", "null"] } } },
+        "ByokRequest": { "type": "object", "required": ["apiKey"], "properties": { "apiKey": text } },
         "AccessTokenRequest": { "type": "object", "properties": {
             "name": text, "role": { "enum": ["admin", "member"] }, "expiresInDays": { "type": "integer", "minimum": 1, "maximum": 3650 },
             "expiresAt": { "type": "string", "format": "date-time" }, "owner": { "type": "string", "description": "Ignored: a token acts for its creator" } } },

@@ -8,10 +8,10 @@ use app::{
     error::AppError,
     model::session::NewAccessTokenRequest,
     model::silo::{
-        Amount, CredentialRequest, DefaultRequest, DeploymentRequest, FallbackRequest, GrantRequest, GroupRequest,
-        LimitRequest, PolicyRequest, RouteTestRequest, SiloSettingsView, UserFilter, UserRequest,
+        Amount, ByokRequest, CredentialRequest, DefaultRequest, DeploymentRequest, FallbackRequest, GrantRequest,
+        GroupRequest, LimitRequest, PolicyRequest, RouteTestRequest, SiloSettingsView, UserFilter, UserRequest,
     },
-    service::silo::{access, budgets, groups, models, policies, tokens, users},
+    service::silo::{access, budgets, byok, groups, models, policies, tokens, users},
     state::{AppState, Caller},
 };
 use axum::{
@@ -67,6 +67,10 @@ pub fn routes() -> Router<AppState> {
         .route("/model-routing/test", post(test_route))
         .route("/providers/credentials", get(list_credentials).post(create_credential))
         .route("/providers/credentials/{id}", get(get_credential).put(rotate_credential).delete(delete_credential))
+        .route("/providers/byok", get(byok_status))
+        .route("/providers/byok/{provider}", put(byok_set).delete(byok_remove))
+        .route("/providers/keys", get(retired_keys))
+        .route("/providers/keys/{provider}", get(retired_keys).put(retired_keys).delete(retired_keys))
         .route("/access-tokens", get(list_tokens).post(create_token))
         .route("/access-tokens/{id}", delete(revoke_token))
 }
@@ -828,4 +832,46 @@ async fn repair_tenants(
     }
     users::repair(&state, &caller).await.api(&caller)?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "requested": true, "dryRun": false, "drift": drift }))).into_response())
+}
+
+/// `GET /providers/byok`: each provider's quick set-up — whether its key is stored (its last four
+/// characters), which of its models are defined, and what it defines.
+async fn byok_status(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    Ok(Json(byok::status(&state, &caller).await.api(&caller)?).into_response())
+}
+
+/// `PUT /providers/byok/{provider}` `{apiKey}`: the key sealed into `byok-<provider>` and the
+/// provider's default models (with `auto` and `auto-embedding`) defined where no deployment has
+/// their name yet → `{provider, credential, seeded, kept}`.
+async fn byok_set(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(provider): Path<String>,
+    JsonBody(req): JsonBody<ByokRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(byok::set(&state, &caller, &provider, req).await.api(&caller)?).into_response())
+}
+
+/// `DELETE /providers/byok/{provider}`: what the quick set-up defined goes, nothing an admin
+/// defined → `{removed, left}` (the key stays while `left` is not empty).
+async fn byok_remove(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(provider): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(byok::remove(&state, &caller, &provider).await.api(&caller)?).into_response())
+}
+
+/// The original's legacy `/providers/keys*` stored raw provider keys in plain text; they are
+/// retired: 410 with the routes that replace them (a key is never stored unsealed here).
+async fn retired_keys(caller: Caller) -> Result<Response, ApiError> {
+    if caller.principal.is_none() {
+        return Err(AppError::Unauthorized).api(&caller);
+    }
+    let body = json!({
+        "error": "The raw provider-key routes are retired: keys are sealed credentials now. Use PUT /api/v1/providers/byok/{provider} {\"apiKey\"} for the quick set-up, or POST /api/v1/providers/credentials.",
+        "code": "ROUTE_RETIRED",
+        "requestId": caller.request_id,
+    });
+    Ok((StatusCode::GONE, Json(body)).into_response())
 }
