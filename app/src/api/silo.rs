@@ -73,10 +73,10 @@ pub async fn revoke_token(id: String) -> Result<AccessTokenView, AppError> {
 // The silo portal. Every function is for the silo's owners and admins; the service layer checks.
 
 use crate::model::silo::{
-    BudgetOverview, CredentialRequest, CredentialView, DefaultRequest, DefaultView, DeploymentRequest, DeploymentView,
-    DomainCheck, EffectiveAccess, FallbackRequest, GrantRequest, GrantView, GroupRequest, GroupView, LimitRequest,
-    LimitView, ModelsOverview, PoliciesOverview, PolicyRequest, PolicyView, RouteTest, RouteTestRequest,
-    SiloSettingsView, UserFilter, UserList, UserRequest, UserView, WhatIf,
+    BudgetOverview, ByokOutcome, ByokRequest, CredentialRequest, CredentialView, DefaultRequest, DefaultView,
+    DeploymentRequest, DeploymentView, DomainCheck, EffectiveAccess, FallbackRequest, GrantRequest, GrantView,
+    GroupRequest, GroupView, LimitRequest, LimitView, ModelsOverview, PoliciesOverview, PolicyRequest, PolicyView,
+    RouteTest, RouteTestRequest, SiloSettingsView, UserFilter, UserList, UserRequest, UserView, WhatIf,
 };
 
 /// Users matching the filters.
@@ -274,6 +274,14 @@ pub async fn load_models() -> Result<ModelsOverview, AppError> {
 pub async fn add_credential(request: CredentialRequest) -> Result<CredentialView, AppError> {
     let (state, caller) = request_context()?;
     respond(service::silo::models::add_credential(&state, &caller, request).await)
+}
+
+/// The quick set-up: one provider key, and that provider's default models (with `auto` and
+/// `auto-embedding`) where no deployment has their name yet.
+#[server(prefix = "/api/silo", endpoint = "byok/set", input = Json)]
+pub async fn set_byok(provider: String, request: ByokRequest) -> Result<ByokOutcome, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::silo::byok::set(&state, &caller, provider.trim(), request).await)
 }
 
 /// Rotates a credential's key.

@@ -319,6 +319,17 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
     let refused = send_as(&silo, Method::POST, "/models", Some(&encode(&hidden, &keys)), &nav).await;
     assert!(refused.status.is_client_error(), "{}", refused.status);
     assert!(!refused.text.contains("sk-never-shown-again"), "the key is not in the page");
+    // The quick set-up posts too (this silo has no credentials key: refused under the key, in words).
+    let hidden = hidden_fields(&models.text, "quick-setup");
+    let quick = [("provider", "openai"), ("apiKey", "sk-quick-never-shown")];
+    let refused = send_as(&silo, Method::POST, "/models", Some(&encode(&hidden, &quick)), &nav).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.status);
+    assert!(
+        error_under(&refused, "quick-setup-apiKey").contains("credentials key"),
+        "{}",
+        error_under(&refused, "quick-setup-apiKey")
+    );
+    assert!(!refused.text.contains("sk-quick-never-shown"), "the key is not in the page");
 }
 
 #[sqlx::test(migrations = false)]

@@ -308,6 +308,12 @@ fn silo_routes() -> Vec<Route> {
             SiloAdminWrite,
         ),
         route(Method::POST, "/api/silo/credentials/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
+        route(
+            Method::POST,
+            "/api/silo/byok/set",
+            Some(r#"{"provider":"openai","request":{"apiKey":"sk-matrix-123456"}}"#),
+            SiloAdminWrite,
+        ),
         route(Method::POST, "/api/silo/models/create", Some(r#"{"request":MODEL}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/models/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
         route(

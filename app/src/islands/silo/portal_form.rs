@@ -132,6 +132,8 @@ pub enum FormTarget {
     SetFallbacks,
     /// `models/default`.
     SetDefault,
+    /// `byok/set`: one provider key, and that provider's default models (the quick set-up).
+    QuickSetup,
 }
 
 impl FieldKind {
@@ -174,6 +176,10 @@ pub(crate) async fn submit(target: FormTarget, body: Value) -> Result<(), AppErr
         FormTarget::AddDeployment => api::add_deployment(parse(body)?).await.map(drop),
         FormTarget::SetFallbacks => api::set_fallbacks(parse(body)?).await.map(drop),
         FormTarget::SetDefault => api::set_default_model(parse(body)?).await.map(drop),
+        FormTarget::QuickSetup => {
+            let provider = body.get("provider").and_then(Value::as_str).unwrap_or_default().to_owned();
+            api::set_byok(provider, parse(body)?).await.map(drop)
+        }
     }
 }
 

@@ -19,8 +19,18 @@ use crate::{
         silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
         silo::portal_tools::TestRouteTool,
     },
-    model::silo::{ModelsOverview, PROVIDERS},
+    model::silo::{ModelsOverview, PROVIDERS, byok::BYOK_PROVIDERS},
 };
+
+fn quick_setup_fields() -> Vec<FormField> {
+    let providers: Vec<String> = BYOK_PROVIDERS.iter().map(|p| (*p).to_owned()).collect();
+    vec![
+        FormField::new("provider", "Provider", FieldKind::Select(options(&providers))).value("openai"),
+        FormField::new("apiKey", "API key", FieldKind::Password)
+            .required()
+            .hint("Stored encrypted; it is never shown again, only its last four characters."),
+    ]
+}
 
 fn credential_fields() -> Vec<FormField> {
     let providers: Vec<String> = PROVIDERS.iter().map(|p| (*p).to_owned()).collect();
@@ -166,6 +176,13 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             } else {
                 view! { <DataTable headers=&["Name", "Provider", "Key", "API base", "Used by", "Changed (UTC)", ""]>{credentials}</DataTable> }.into_any()
             }}
+            <details class="card" open=forms::echoed("quick-setup") || (o.credentials.is_empty() && o.deployments.is_empty())>
+                <summary>"Quick set-up: paste one provider key"</summary>
+                <p class="muted">
+                    "The key is stored encrypted in its own credential (byok-provider), and the provider's usual models are defined behind it, with the aliases auto (its cheapest chat model) and auto-embedding. A public name you already defined is left as it is."
+                </p>
+                <PortalForm id="quick-setup".to_owned() fields=quick_setup_fields() target=FormTarget::QuickSetup submit_label="Set up models".to_owned() done="/models".to_owned() />
+            </details>
             <details class="card" open=forms::echoed("new-credential")>
                 <summary>"Add a provider key"</summary>
                 <PortalForm id="new-credential".to_owned() fields=credential_fields() target=FormTarget::AddCredential submit_label="Store key".to_owned() done="/models".to_owned() />
