@@ -615,6 +615,9 @@ pub fn document(state: &AppState) -> Value {
                 "default": { "description": "Error envelope", "content": { "application/json": { "schema": schema("Error") } } }
             }
         });
+        if op.ok.0 == 410 {
+            operation["deprecated"] = json!(true);
+        }
         if let Some(body) = op.body {
             operation["requestBody"] =
                 json!({ "required": true, "content": { "application/json": { "schema": schema(body) } } });

@@ -836,8 +836,14 @@ async fn repair_tenants(
 
 /// `GET /providers/byok`: each provider's quick set-up — whether its key is stored (its last four
 /// characters), which of its models are defined, and what it defines.
-async fn byok_status(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
-    Ok(Json(byok::status(&state, &caller).await.api(&caller)?).into_response())
+async fn byok_status(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(byok::status(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/providers/byok", &params, items, total))
 }
 
 /// `PUT /providers/byok/{provider}` `{apiKey}`: the key sealed into `byok-<provider>` and the
