@@ -91,13 +91,13 @@ fn a_customer_created_in_the_console_gets_a_working_silo_that_suspends_resumes_a
     // Suspend: the silo stops answering; Resume: it comes back on the same address.
     browser.goto(&format!("{}/cluster-tenants/e2e-prov", server.fleet_url));
     // A posted form (with or without the wasm): the page it answers shows the new state.
+    // The label is read in one script, never through an element that a reload could make stale.
+    let label =
+        || browser.eval("const b = document.querySelector('button.suspend'); return b ? b.textContent.trim() : null;");
     let toggle = |from: &str, to: &str| {
-        let button = browser.wait("button.suspend");
-        assert_eq!(browser.text(&button), from);
-        browser.click(&button);
-        wait_for(&format!("{from} to take effect"), || {
-            browser.find("button.suspend").filter(|b| browser.text(b) == to).map(drop)
-        })
+        wait_for(&format!("the {from} button"), || (label() == from).then_some(()));
+        browser.click(&browser.wait("button.suspend"));
+        wait_for(&format!("{from} to take effect"), || (label() == to).then_some(()));
     };
     toggle("Suspend", "Resume");
     assert!(browser.page_text().contains("yes: scaled to zero"), "the desired state says suspended");
