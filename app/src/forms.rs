@@ -169,6 +169,13 @@ pub struct FormEcho {
 }
 
 impl FormEcho {
+    /// Why the post was refused, for a form with one field of its own: that field's message
+    /// (it names what to type), else the form's sentence.
+    #[must_use]
+    pub fn reason(&self) -> String {
+        self.errors.0.values().next().cloned().or_else(|| self.message.clone()).unwrap_or_default()
+    }
+
     /// This echo, for the form `form`.
     #[must_use]
     pub fn named(self, form: &str) -> Self {

@@ -104,7 +104,7 @@ pub fn DeleteClusterTenant(
 ) -> impl IntoView {
     let asked = leptos_router::hooks::use_query_map().with_untracked(|q| q.get("delete").is_some());
     let refused = forms::echo(FORM_ID).map(|e| Refused {
-        why: e.errors.0.values().next().cloned().or_else(|| e.message.clone()).unwrap_or_default(),
+        why: e.reason(),
         typed: e.value("confirmation").unwrap_or_default(),
         policy: e.value("termination-policy").and_then(|p| TerminationPolicy::parse(&p)),
     });

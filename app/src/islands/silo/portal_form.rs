@@ -707,7 +707,7 @@ pub fn RowActionButton(
     // A refused post comes back open, with what was typed and why (the field's sentence first).
     let refused = forms::echo(&row_form_id(&aria)).map(|e| {
         let typed = e.value("confirmation").unwrap_or_default();
-        (e.errors.0.values().next().cloned().or(e.message).unwrap_or_default(), typed)
+        (e.reason(), typed)
     });
     view! { <RowActionForm action label done aria refused /> }
 }

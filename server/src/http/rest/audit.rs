@@ -20,6 +20,7 @@ use axum::{
 };
 use serde_json::{Value, json};
 
+use super::page::{href, integer_param};
 use crate::http::error::{ApiError, ApiResult};
 
 /// The route.
@@ -30,13 +31,7 @@ pub fn routes() -> Router<AppState> {
 /// The query, checked: a bad `limit` or `cursor` is named, not ignored.
 fn query_of(params: &HashMap<String, String>) -> Result<AuditQuery, AppError> {
     let mut query = AuditQuery::from_params(|k| params.get(k).cloned());
-    query.limit = match params.get("limit").map(|l| l.trim()).filter(|l| !l.is_empty()) {
-        None => None,
-        Some(l) => match l.parse::<i64>() {
-            Ok(n) if (1..=MAX_AUDIT_LIMIT).contains(&n) => Some(n),
-            _ => return Err(AppError::field("limit", format!("Use a whole number from 1 to {MAX_AUDIT_LIMIT}."))),
-        },
-    };
+    query.limit = integer_param(params, "limit", 1, MAX_AUDIT_LIMIT)?;
     query.before = match params.get("cursor").map(|c| c.trim()).filter(|c| !c.is_empty()) {
         None => None,
         Some(c) => match c.parse::<i64>() {
@@ -80,13 +75,8 @@ async fn list(
         "pagination": { "limit": limit, "hasMore": next.is_some(), "nextCursor": next },
     });
     let mut response = Json(body).into_response();
-    if let Some(cursor) = next {
-        let mut url = form_urlencoded::Serializer::new(String::new());
-        for (k, v) in params.iter().filter(|(k, _)| k.as_str() != "cursor") {
-            url.append_pair(k, v);
-        }
-        url.append_pair("cursor", &cursor);
-        let link = format!("</api/v1/audit?{}>; rel=\"next\"", url.finish());
+    if let Some(cursor) = page.next_before {
+        let link = format!("<{}>; rel=\"next\"", href("/audit", &params, &[("cursor", cursor)]));
         if let Ok(value) = HeaderValue::from_str(&link) {
             response.headers_mut().insert(header::LINK, value);
         }
