@@ -17,20 +17,29 @@ pub struct TombstoneRow {
     pub retained: serde_json::Value,
     /// When the teardown ended.
     pub deleted_at: DateTime<Utc>,
+    /// The Zitadel organisation the teardown kept, if any (a re-attach takes it back).
+    pub zitadel_org_id: Option<String>,
 }
 
-/// Records the tombstone of `name` (before its row and memberships go): its current owners and
-/// what was kept. Recording again replaces it.
-pub async fn record(db: impl PgExecutor<'_>, name: &str, retained: &serde_json::Value) -> Result<()> {
+/// Records the tombstone of `name` (before its row and memberships go): its current owners,
+/// what was kept and the Zitadel organisation kept with it. Recording again replaces it.
+pub async fn record(
+    db: impl PgExecutor<'_>,
+    name: &str,
+    retained: &serde_json::Value,
+    zitadel_org_id: Option<&str>,
+) -> Result<()> {
     // language=PostgreSQL
     sqlx::query!(
-        r#"INSERT INTO cluster_tenant_tombstones (name, former_owners, retained)
-           SELECT $1, coalesce(array_agg(subject ORDER BY subject) FILTER (WHERE role = 'owner'), '{}'), $2
+        r#"INSERT INTO cluster_tenant_tombstones (name, former_owners, retained, zitadel_org_id)
+           SELECT $1, coalesce(array_agg(subject ORDER BY subject) FILTER (WHERE role = 'owner'), '{}'), $2, $3
            FROM org_memberships WHERE cluster_tenant = $1
            ON CONFLICT (name) DO UPDATE
-             SET former_owners = EXCLUDED.former_owners, retained = EXCLUDED.retained, deleted_at = now()"#,
+             SET former_owners = EXCLUDED.former_owners, retained = EXCLUDED.retained,
+                 zitadel_org_id = EXCLUDED.zitadel_org_id, deleted_at = now()"#,
         name,
         retained,
+        zitadel_org_id,
     )
     .execute(db)
     .await?;
@@ -42,7 +51,8 @@ pub async fn get(db: impl PgExecutor<'_>, name: &str) -> Result<Option<Tombstone
     // language=PostgreSQL
     let row = sqlx::query_as!(
         TombstoneRow,
-        r#"SELECT name, former_owners, retained, deleted_at FROM cluster_tenant_tombstones WHERE name = $1"#,
+        r#"SELECT name, former_owners, retained, deleted_at, zitadel_org_id
+           FROM cluster_tenant_tombstones WHERE name = $1"#,
         name,
     )
     .fetch_optional(db)

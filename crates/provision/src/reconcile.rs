@@ -501,6 +501,8 @@ async fn tear_down(
     let delete_database = current.termination_policy == "Delete";
     let generation = current.generation;
     let mut retained = Vec::new();
+    // Whether the identity step kept the organisation (the tombstone remembers it then).
+    let mut kept_org = false;
     for step in StepId::TEARDOWN {
         let previous = stored.get(step.as_str()).map(|r| r.state.as_str());
         if matches!(previous, Some("removed")) {
@@ -508,6 +510,7 @@ async fn tear_down(
         }
         if let Some(kept) = stored.get(step.as_str()).filter(|r| r.state == "retained") {
             retained.push(kept.message.clone());
+            kept_org |= step == StepId::Identity;
             continue;
         }
         provisioning::put_step(pool, name, &row(step, StepState::Removing, "Removing", "Tearing down.", generation))
@@ -533,6 +536,7 @@ async fn tear_down(
                 provisioning::put_step(pool, name, &row(step, StepState::Retained, "Retained", &message, generation))
                     .await?;
                 retained.push(message);
+                kept_org |= step == StepId::Identity;
             }
             Err(failure) => {
                 let mut failed = row(step, StepState::Failed, &failure.reason, &failure.message, generation);
@@ -568,7 +572,8 @@ async fn tear_down(
     provisioning::set_retained(&mut *tx, name, &retained_json).await?;
     if !retained.is_empty() {
         // The kept data stays under the name: hold it, so no new customer inherits it.
-        opencrane_fleet_db::tombstones::record(&mut *tx, name, &retained_json).await?;
+        let org = current.zitadel_org_id.as_deref().filter(|_| kept_org);
+        opencrane_fleet_db::tombstones::record(&mut *tx, name, &retained_json, org).await?;
     }
     provisioning::finish_deletion(&mut *tx, name).await?;
     tx.commit().await.map_err(opencrane_db::Error::from)?;

@@ -282,7 +282,7 @@ async fn a_name_whose_data_was_kept_is_held_and_only_an_operator_reattaches_it(p
         .await
         .unwrap();
     let kept = json!(["CloudNativePG cluster silo-db and its volumes are kept (terminationPolicy Retain)."]);
-    opencrane_fleet_db::tombstones::record(&db, "acme", &kept).await.unwrap();
+    opencrane_fleet_db::tombstones::record(&db, "acme", &kept, Some("org-kept")).await.unwrap();
     sqlx::query("DELETE FROM cluster_tenants WHERE name = 'acme'").execute(&db).await.unwrap();
 
     // Another person, allowed to create customers (a billing account), asks for the name.
@@ -323,6 +323,13 @@ async fn a_name_whose_data_was_kept_is_held_and_only_an_operator_reattaches_it(p
     .await
     .unwrap();
     assert_eq!(audit["formerOwners"], json!(["otto"]), "{audit}");
+    // The kept sign-in organisation comes back with the data (not a second one beside it).
+    assert_eq!(audit["zitadelOrgId"], "org-kept", "{audit}");
+    let org: Option<String> = sqlx::query_scalar("SELECT zitadel_org_id FROM cluster_tenants WHERE name = 'acme'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(org.as_deref(), Some("org-kept"));
     // A person cannot use the switch.
     sqlx::query("INSERT INTO cluster_tenant_tombstones (name) VALUES ('held')").execute(&db).await.unwrap();
     let mut theirs: serde_json::Value = serde_json::from_str(&create_body("held")).unwrap();

@@ -280,6 +280,7 @@ pub async fn create(
     }
     let quota = serde_json::to_value(&spec.quota).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let mut kept_org = None;
     // A name whose deleted customer's data was kept is held: nobody inherits that data by
     // accident; an operator may re-attach it on purpose.
     if let Some(tombstone) = tombstones::get(&mut *tx, &spec.name).await.or_fail(caller)? {
@@ -298,11 +299,24 @@ pub async fn create(
             });
         }
         tombstones::remove(&mut *tx, &spec.name).await.or_fail(caller)?;
-        let meta = json!({ "formerOwners": tombstone.former_owners, "retained": tombstone.retained, "owner": owner });
+        let meta = json!({
+            "formerOwners": tombstone.former_owners,
+            "retained": tombstone.retained,
+            "zitadelOrgId": tombstone.zitadel_org_id,
+            "owner": owner,
+        });
         record(&mut *tx, caller, "cluster_tenant.reattach", &spec.name, "success", meta).await?;
+        kept_org = tombstone.zitadel_org_id;
     }
-    let row =
+    let mut row =
         db::insert(&mut *tx, &spec.name, &desired(&spec, &quota)).await.map_err(|e| write_failure(caller, &spec, e))?;
+    if let Some(org) = kept_org {
+        // The kept organisation comes back with its data (its users are that data's owners); the
+        // identity step adopts its project and login app by their managed names, or makes them.
+        let ids = db::ZitadelIds { org_id: Some(org), ..db::ZitadelIds::default() };
+        db::set_zitadel_ids(&mut *tx, &spec.name, &ids).await.or_fail(caller)?;
+        row.zitadel_org_id = ids.org_id;
+    }
     if let Some(owner) = &owner {
         memberships::upsert(&mut tx, &spec.name, owner, "owner").await.map_err(|e| match e {
             memberships::MembershipError::Db(db) => db_failure(caller, db),

@@ -280,6 +280,40 @@ async fn deletion_follows_the_termination_policy(pool: PgPool) {
     }
     let held = opencrane_fleet_db::tombstones::get(&pool, "kept").await.unwrap().unwrap();
     assert!(held.retained.to_string().contains("Zitadel organisation"), "{}", held.retained);
+    let gone = opencrane_fleet_db::tombstones::get(&pool, "gone").await.unwrap();
+    assert!(gone.is_none(), "nothing kept, nothing held");
+}
+
+/// A re-attach (the service layer stores the tombstone's organisation on the new row) converges
+/// on the kept organisation: its project and login app are adopted by their managed names, not
+/// made again, and no second organisation appears (Zitadel's org names are instance-unique, so
+/// before the tombstone remembered the org the new one could not even be created).
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_reattached_customer_gets_its_kept_organisation_back(pool: PgPool) {
+    let rig = rig().await;
+    seed(&pool, &rig, "acme", "Retain").await;
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+    let before = ids(&pool, "acme").await;
+    provisioning::request_deletion(&pool, "acme").await.unwrap();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Deleted);
+    let held = opencrane_fleet_db::tombstones::get(&pool, "acme").await.unwrap().unwrap();
+    assert_eq!(held.zitadel_org_id, before.org_id, "the tombstone remembers the kept organisation");
+
+    // What the service layer does on an operator's re-attach.
+    opencrane_fleet_db::tombstones::remove(&pool, "acme").await.unwrap();
+    seed(&pool, &rig, "acme", "Retain").await;
+    let kept = ZitadelIds { org_id: held.zitadel_org_id.clone(), ..ZitadelIds::default() };
+    cluster_tenants::set_zitadel_ids(&pool, "acme", &kept).await.unwrap();
+    assert_eq!(run(&pool, &rig, "acme").await, Outcome::Converged);
+
+    let org = exactly_one_org(&rig, "acme");
+    let after = ids(&pool, "acme").await;
+    assert_eq!(Some(org), before.org_id, "the same organisation");
+    assert_eq!(
+        (after.project_id, after.app_id, after.client_id),
+        (before.project_id, before.app_id, before.client_id),
+        "its project and login app adopted"
+    );
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
