@@ -107,6 +107,13 @@ pub async fn suspend_user(name: String, suspended: bool) -> Result<UserView, App
     respond(service::silo::users::set_suspended(&state, &caller, &name, suspended).await)
 }
 
+/// Revokes a user's LiteLLM key: the next pass (asked for now) deletes it and issues a new one.
+#[server(prefix = "/api/silo", endpoint = "users/revoke-key", input = Json)]
+pub async fn revoke_user_key(name: String) -> Result<UserView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::silo::users::revoke_key(&state, &caller, &name).await)
+}
+
 /// Deletes a user; `confirmation` must repeat the name.
 #[server(prefix = "/api/silo", endpoint = "users/delete", input = Json)]
 pub async fn delete_user(name: String, confirmation: String) -> Result<(), AppError> {

@@ -482,6 +482,11 @@ impl FakeLiteLlm {
         lock(&self.state).fail_next.extend_from_slice(statuses);
     }
 
+    /// Forgets the failures [`Self::fail_next`] queued that no request used yet.
+    pub fn heal(&self) {
+        lock(&self.state).fail_next.clear();
+    }
+
     /// The admin calls received so far (names like `key/update`), and forgets them.
     pub fn take_calls(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.state).calls)

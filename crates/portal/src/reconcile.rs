@@ -80,6 +80,8 @@ pub struct PassReport {
     pub keys_unblocked: u32,
     /// Keys of deleted users removed from LiteLLM.
     pub orphans_deleted: u32,
+    /// Keys revoked by an admin (deleted in LiteLLM; a new one is issued in the same pass).
+    pub keys_revoked: u32,
     /// Deployments added (or replaced).
     pub models_added: u32,
     /// Deployments removed.
@@ -104,6 +106,7 @@ impl PassReport {
             + self.keys_blocked
             + self.keys_unblocked
             + self.orphans_deleted
+            + self.keys_revoked
             + self.models_added
             + self.models_removed
             + self.credentials_pushed
@@ -402,7 +405,17 @@ impl Reconciler {
             let subject = snapshot.subject(tenant);
             let limits = snapshot.limits_for(&subject, ledger)?;
             let own = limits.iter().find(|l| matches!(&l.limit.level, Level::User { tenant: t } if *t == tenant.name));
-            let record = records.iter().find(|r| r.tenant == tenant.name);
+            let mut record = records.iter().find(|r| r.tenant == tenant.name);
+            if record.is_some_and(|r| r.revoke_requested_at.is_some()) {
+                // Revoked by an admin: the old key stops working now, and a new one is issued
+                // below as for a user without a key (its period's spend still counts).
+                if let Err(e) = self.litellm.delete_keys(&[self.alias(&tenant.name)]).await {
+                    report.failures.push(format!("revoking the key of {}: {e}", tenant.name));
+                    continue;
+                }
+                report.keys_revoked += 1;
+                record = None;
+            }
             let info = match record {
                 Some(r) => self.litellm.key_info(&r.token_id).await?,
                 None => None,

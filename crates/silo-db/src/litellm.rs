@@ -29,6 +29,10 @@ pub struct KeyRow {
     pub drift: Option<String>,
     /// Last pass over this key.
     pub synced_at: Option<DateTime<Utc>>,
+    /// When this key was issued (a revocation issues a new one).
+    pub issued_at: DateTime<Utc>,
+    /// An admin revoked it and the reconciler has not deleted it yet.
+    pub revoke_requested_at: Option<DateTime<Utc>>,
 }
 
 /// The key records of the users named in `only`, or every one.
@@ -38,7 +42,8 @@ pub async fn keys(db: impl PgExecutor<'_>, only: Option<&[String]>) -> Result<Ve
         KeyRow,
         r#"SELECT tenant, key_alias, token_id, period_start,
                   (spend_before_period * 1000000)::bigint AS "spend_before_period!", applied,
-                  (observed_spend * 1000000)::bigint AS "observed_spend!", drift, synced_at
+                  (observed_spend * 1000000)::bigint AS "observed_spend!", drift, synced_at,
+                  created_at AS issued_at, revoke_requested_at
            FROM litellm_keys WHERE $1::text[] IS NULL OR tenant = ANY($1) ORDER BY tenant"#,
         only,
     )
@@ -58,7 +63,8 @@ pub async fn insert_key(
     sqlx::query!(
         r#"INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (tenant) DO UPDATE SET key_alias = $2, token_id = $3, nonce = $4, ciphertext = $5,
-               applied = '{}'::jsonb, period_start = NULL, spend_before_period = 0, drift = NULL"#,
+               applied = '{}'::jsonb, period_start = NULL, spend_before_period = 0, drift = NULL,
+               created_at = now(), revoke_requested_at = NULL"#,
         tenant,
         alias,
         token_id,
@@ -103,6 +109,19 @@ pub async fn record_pass(
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// Asks for a user's key to be revoked (the reconciler deletes it in LiteLLM and issues a new
+/// one); `false` when the user has no key. Asking again keeps the first request's time.
+pub async fn request_revocation(db: impl PgExecutor<'_>, tenant: &str) -> Result<bool> {
+    // language=PostgreSQL
+    let done = sqlx::query!(
+        "UPDATE litellm_keys SET revoke_requested_at = coalesce(revoke_requested_at, now()) WHERE tenant = $1",
+        tenant
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// Forgets a key (after LiteLLM deleted it).

@@ -209,6 +209,8 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
     assert_eq!(nobody.json()["code"], "TENANT_NOT_FOUND");
     let no_key = owner.call(Method::GET, "/api/v1/ai-budget/ana/litellm-key", None).await;
     assert_eq!((no_key.status, no_key.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("LITELLM_KEY_NOT_FOUND")));
+    let no_key = owner.call(Method::POST, "/api/v1/ai-budget/ana/litellm-key/revoke", None).await;
+    assert_eq!((no_key.status, no_key.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("LITELLM_KEY_NOT_FOUND")));
     let drift = owner.call(Method::GET, "/api/v1/tenants/drift", None).await.json();
     assert_eq!((drift["count"].clone(), drift["drift"].clone()), (json!(0), json!([])), "all agree: {drift}");
     // Once a pass made ana's key and found LiteLLM's copy changed behind its back:
@@ -227,6 +229,19 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
     assert!(key.get("ciphertext").is_none() && key.get("tokenId").is_none(), "never the key: {key}");
     let drift = owner.call(Method::GET, "/api/v1/tenants/drift", None).await.json();
     assert_eq!(drift["drift"], json!([{ "tenant": "ana", "resource": null, "key": "models were [\"smart\"]" }]));
+    // Revoking the key (the original's route): asked of the reconciler, audited, shown.
+    let revoked = owner.call(Method::POST, "/api/v1/ai-budget/ana/litellm-key/revoke", None).await;
+    assert_eq!(revoked.status, StatusCode::ACCEPTED, "{}", revoked.text);
+    assert!(revoked.json()["revokeRequestedAt"].is_string(), "{}", revoked.text);
+    let shown = owner.call(Method::GET, "/api/v1/ai-budget/ana/litellm-key", None).await.json();
+    assert_eq!(shown["revokeRequestedAt"], revoked.json()["revokeRequestedAt"], "{shown}");
+    let audited = owner.call(Method::GET, "/api/v1/audit?action=litellm_key.revoke", None).await.json();
+    assert_eq!(
+        (audited["data"][0]["actor"].clone(), audited["data"][0]["resource"].clone()),
+        (json!("otto"), json!("ana"))
+    );
+    let refused = owner.call(Method::POST, "/api/v1/ai-budget/nobody/litellm-key/revoke", None).await;
+    assert_eq!((refused.status, refused.json()["code"].clone()), (StatusCode::NOT_FOUND, json!("TENANT_NOT_FOUND")));
     let dry = owner.call(Method::POST, "/api/v1/tenants/repair?dryRun=true", None).await;
     assert_eq!((dry.status, dry.json()["requested"].clone()), (StatusCode::OK, json!(false)));
     let repair = owner.call(Method::POST, "/api/v1/tenants/repair", None).await;

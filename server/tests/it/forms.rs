@@ -251,7 +251,22 @@ async fn a_silo_form_works_without_wasm_and_confirms(pool: PgPool) {
     let is_suspended: bool =
         sqlx::query_scalar("SELECT suspended FROM tenants WHERE name = 'ana'").fetch_one(&db).await.unwrap();
     assert!(is_suspended);
+    // The user's page carries their LLM key and Revoke key (a confirmation disclosure).
+    sqlx::query(
+        "INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext) VALUES ('ana', 'acme-ana', 't', '\\x00', '\\x00')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let user_page = send_as(&silo, Method::GET, "/users/ana", None, &nav).await;
+    assert!(user_page.text.contains(r#"id="llm-key""#), "{}", user_page.text);
+    let hidden = hidden_fields(&user_page.text, "row-revoke-key-of-ana");
+    let revoked = send_as(&silo, Method::POST, "/users/ana", Some(&encode(&hidden, &[])), &nav).await;
+    assert_eq!((revoked.status, revoked.headers["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/users/ana"));
+    let after = send_as(&silo, Method::GET, "/users/ana", None, &nav).await;
+    assert!(after.text.contains("the next pass deletes it in LiteLLM"), "the page says what happens next");
     let page = send_as(&silo, Method::GET, "/users", None, &nav).await;
+    assert!(page.text.contains("revoking"), "and the list shows it");
     let hidden = hidden_fields(&page.text, "row-delete-user-ana");
     let wrong = send_as(&silo, Method::POST, "/users", Some(&encode(&hidden, &[("confirmation", "an")])), &nav).await;
     assert!(wrong.status.is_client_error(), "{}", wrong.status);

@@ -253,6 +253,7 @@ fn silo_routes() -> Vec<Route> {
         route(Method::POST, "/api/silo/users/create", Some(r#"{"request":USER}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/users/update", Some(r#"{"name":"{name}","request":USER}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/users/suspend", Some(r#"{"name":"{name}","suspended":true}"#), SiloAdminWrite),
+        route(Method::POST, "/api/silo/users/revoke-key", Some(r#"{"name":"{name}"}"#), SiloAdminWrite),
         route(
             Method::POST,
             "/api/silo/users/delete",
@@ -343,6 +344,7 @@ fn silo_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/ai-budget/{name}/spend", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/spend/{name}", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/ai-budget/{name}/litellm-key", None, SiloAdminWrite),
+        route(Method::POST, "/api/v1/ai-budget/{name}/litellm-key/revoke", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/groups", None, SiloAdmin),
         route(Method::POST, "/api/v1/groups", Some(r#"{"name":"matrix-rest","scope":"team"}"#), SiloAdminWrite),
         route(Method::GET, "/api/v1/groups/{id}", None, SiloAdminWrite),

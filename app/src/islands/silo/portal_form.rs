@@ -640,6 +640,8 @@ pub enum RowAction {
     SuspendUser(String, bool),
     /// Delete a user (typed confirmation).
     DeleteUser(String),
+    /// Revoke a user's LiteLLM key (a new one is issued).
+    RevokeKey(String),
     /// Delete a group.
     DeleteGroup(String),
     /// Delete a policy.
@@ -665,6 +667,7 @@ pub async fn run(action: RowAction, confirmation: String) -> Result<(), AppError
     match action {
         RowAction::SuspendUser(name, on) => api::suspend_user(name, on).await.map(drop),
         RowAction::DeleteUser(name) => api::delete_user(name, confirmation).await,
+        RowAction::RevokeKey(name) => api::revoke_user_key(name).await.map(drop),
         RowAction::DeleteGroup(id) => api::delete_group(id).await,
         RowAction::DeletePolicy(name) => api::delete_policy(name).await,
         RowAction::DeleteGrant(id) => api::delete_grant(id).await,

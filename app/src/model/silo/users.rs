@@ -22,6 +22,10 @@ pub struct KeyStatus {
     pub drift: Option<String>,
     /// Last pass.
     pub synced_at: Option<DateTime<Utc>>,
+    /// When this key was issued (revoking issues a new one).
+    pub issued_at: DateTime<Utc>,
+    /// An admin revoked it and the reconciler has not yet deleted it in LiteLLM.
+    pub revoke_requested_at: Option<DateTime<Utc>>,
 }
 
 /// A user (tenant).

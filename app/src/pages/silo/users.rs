@@ -10,6 +10,7 @@ use crate::{
     api::silo::list_users,
     components::{
         feedback::{Badge, ErrorView},
+        format::timestamp,
         layout::PageHeader,
         table::{DataTable, EmptyState, Pagination},
     },
@@ -67,8 +68,52 @@ fn key_cell(user: &UserView) -> AnyView {
         Some(k) if k.drift.is_some() => {
             view! { <Badge text=format!("drift: {}", k.drift.clone().unwrap_or_default()) tone="warn" /> }.into_any()
         }
+        Some(k) if k.revoke_requested_at.is_some() => view! { <Badge text="revoking" tone="warn" /> }.into_any(),
         Some(k) if k.blocked => view! { <Badge text="blocked" tone="bad" /> }.into_any(),
         Some(_) => view! { <Badge text="active" tone="ok" /> }.into_any(),
+    }
+}
+
+/// The user's LiteLLM key on their page: what it carries, and *Revoke key* (for a leaked key
+/// or a lost device: LiteLLM refuses it from the next pass on and the user gets a new one).
+#[component]
+fn KeyCard(user: UserView) -> impl IntoView {
+    let body = match &user.key {
+        None => view! { <p class="muted">"No key yet: the next pass over LiteLLM issues one."</p> }.into_any(),
+        Some(k) => {
+            let models = if k.models.is_empty() { "none".to_owned() } else { k.models.join(", ") };
+            let state = match &k.revoke_requested_at {
+                Some(at) => {
+                    format!("Revoked at {}; the next pass deletes it in LiteLLM and issues a new key.", timestamp(*at))
+                }
+                None if k.blocked => "Blocked (a limit is reached or the user is suspended).".to_owned(),
+                None => "Active.".to_owned(),
+            };
+            view! {
+                <dl class="props">
+                    <dt>"State"</dt>
+                    <dd>{state}</dd>
+                    <dt>"Issued"</dt>
+                    <dd>{timestamp(k.issued_at)}</dd>
+                    <dt>"Models"</dt>
+                    <dd>{models}</dd>
+                    <dt>"Budget on the key"</dt>
+                    <dd>{k.max_budget.clone().unwrap_or_else(|| "none".into())}</dd>
+                    <dt>"Last checked"</dt>
+                    <dd class="muted">{k.synced_at.map_or_else(|| "not yet".to_owned(), timestamp)}</dd>
+                </dl>
+                <div class="actions">
+                    <RowActionButton action=RowAction::RevokeKey(user.name.clone()) label="Revoke key".to_owned() done=format!("/users/{}", user.name) of=format!("of {}", user.name) />
+                </div>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <section class="card" id="llm-key">
+            <h2>"LLM key"</h2>
+            {body}
+        </section>
     }
 }
 
@@ -212,6 +257,7 @@ pub fn UserPage() -> impl IntoView {
                                     <a class="btn" href=access_href>"Effective access"</a>
                                 </PageHeader>
                                 <PortalForm id="edit-user".to_owned() fields target=FormTarget::UpdateUser(user.name.clone()) submit_label="Save changes".to_owned() done=format!("/users/{}", user.name) />
+                                <KeyCard user=user.clone() />
                             }
                             .into_any()
                         }

@@ -63,6 +63,8 @@ async fn extras(state: &AppState, caller: &Caller, only: &[String]) -> Result<Ex
                 max_budget: k.applied["maxBudget"].as_i64().map(format_amount),
                 drift: k.drift,
                 synced_at: k.synced_at,
+                issued_at: k.issued_at,
+                revoke_requested_at: k.revoke_requested_at,
             };
             (k.tenant, status)
         })
@@ -340,6 +342,23 @@ pub async fn set_suspended(
         meta = json!({ "sessionsEnded": ended.len() });
     }
     finish(tx, silo, caller, action, name, meta).await?;
+    get(state, caller, name).await
+}
+
+/// Revokes a user's LiteLLM key (a leaked key, a departing device): the reconciler, asked for a
+/// pass at once, deletes it in LiteLLM and issues the user a new one under the same limits.
+/// 404 `LITELLM_KEY_NOT_FOUND` while the user has no key yet.
+pub async fn revoke_key(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
+    let silo = admin_write(state, caller, "litellm_key.revoke", name).await?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    tenants::get(&mut *tx, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
+    if !key_db::request_revocation(&mut *tx, name).await.or_fail(caller)? {
+        return Err(not_found(
+            "LITELLM_KEY_NOT_FOUND",
+            format!("User “{name}” has no LiteLLM key yet; it is made on the next pass."),
+        ));
+    }
+    finish(tx, silo, caller, "litellm_key.revoke", name, json!({})).await?;
     get(state, caller, name).await
 }
 

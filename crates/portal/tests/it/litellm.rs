@@ -302,3 +302,53 @@ async fn transient_failures_are_retried_and_lasting_ones_reported(pool: PgPool) 
     );
     assert!(wrong.pass(now).await.unwrap_err().to_string().contains("401"));
 }
+
+/// `POST /ai-budget/{name}/litellm-key/revoke` records a request; the next pass deletes the key
+/// in LiteLLM (requests with it are refused from then on) and issues a new one under the same
+/// limits — the period's spend so far still counts against it. A pass that cannot reach LiteLLM
+/// keeps the request for the next one.
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn a_revoked_key_stops_working_and_a_new_one_keeps_the_limit(pool: PgPool) {
+    let w = world(pool).await;
+    let now = at(2026, 11, 15, 12, 0);
+    w.reconciler.pass(now).await.unwrap();
+    w.fake.record_spend("opencrane.acme.ana", "fast", 4.0, at(2026, 11, 14, 9, 0));
+    w.reconciler.pass(now).await.unwrap();
+    let old = w.fake.key("opencrane.acme.ana").unwrap();
+    let issued = key_db::keys(&w.pool, None).await.unwrap().into_iter().find(|k| k.tenant == "ana").unwrap();
+
+    assert!(key_db::request_revocation(&w.pool, "ana").await.unwrap());
+    assert!(!key_db::request_revocation(&w.pool, "nobody").await.unwrap(), "no key, nothing to revoke");
+    // LiteLLM down: the pass fails and the request stays.
+    w.fake.fail_next(&[503; 60]);
+    let down = w.reconciler.pass(now).await;
+    assert!(down.is_err() || !down.as_ref().unwrap().failures.is_empty(), "{down:?}");
+    let pending = key_db::keys(&w.pool, Some(&["ana".into()])).await.unwrap().remove(0);
+    assert!(pending.revoke_requested_at.is_some(), "kept for the next pass");
+    w.fake.heal();
+
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!((report.keys_revoked, report.keys_created), (1, 1), "{report:?}");
+    let new = w.fake.key("opencrane.acme.ana").unwrap();
+    assert_ne!(new.key, old.key, "a new secret");
+    assert_eq!(new.models, old.models);
+    assert_eq!(new.max_budget, Some(6.0), "4 of ana's 10 a month are spent: 6 left on the new key");
+    let refused = reqwest::Client::new()
+        .post(format!("{}/chat/completions", w.fake.url))
+        .bearer_auth(&old.key)
+        .json(&json!({ "model": "fast", "messages": [] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 401, "the revoked key no longer works");
+    assert_eq!(chat(&w.fake, "opencrane.acme.ana", "fast", 0.01).await, 200);
+    let record = key_db::keys(&w.pool, Some(&["ana".into()])).await.unwrap().remove(0);
+    assert_eq!(record.revoke_requested_at, None);
+    assert!(record.issued_at > issued.issued_at, "{record:?}");
+    let sealed = key_db::key_secret(&w.pool, "ana").await.unwrap().unwrap();
+    let secrets = SecretBox::from_bytes(&[42; 32]).unwrap();
+    assert_eq!(secrets.open(&sealed, "litellm-key:ana").unwrap(), new.key.as_bytes(), "the new secret is stored");
+    assert!(w.fake.key("opencrane.acme.bob").is_some_and(|b| b.key != new.key), "bob's key untouched");
+    assert_eq!(w.reconciler.pass(now).await.unwrap().repaired(), 0, "then converged");
+}

@@ -44,6 +44,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ai-budget/{name}/spend", get(user_spend))
         .route("/spend/{name}", get(user_spend))
         .route("/ai-budget/{name}/litellm-key", get(user_key))
+        .route("/ai-budget/{name}/litellm-key/revoke", post(revoke_user_key))
         .route("/groups", get(list_groups).post(create_group))
         .route("/groups/{id}", get(get_group).put(update_group).delete(delete_group))
         .route("/policies", get(list_policies).post(create_policy))
@@ -780,17 +781,33 @@ async fn user_key(
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     let user = users::get(&state, &caller, &name).await.api(&caller)?;
+    Ok(Json(key_body(user).api(&caller)?).into_response())
+}
+
+/// `POST /ai-budget/{name}/litellm-key/revoke`: the key is deleted in LiteLLM by the pass this
+/// asks for, and a new one issued → 202 with the key as now recorded (`revokeRequestedAt` set
+/// until the pass ran).
+async fn revoke_user_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let user = users::revoke_key(&state, &caller, &name).await.api(&caller)?;
+    Ok((StatusCode::ACCEPTED, Json(key_body(user).api(&caller)?)).into_response())
+}
+
+/// The original's key metadata: the key's status with the user it belongs to.
+fn key_body(user: app::model::silo::UserView) -> Result<Value, AppError> {
     let Some(key) = user.key else {
         return Err(AppError::NotFound {
             code: "LITELLM_KEY_NOT_FOUND".into(),
-            message: format!("User “{name}” has no LiteLLM key yet; it is made on the next pass."),
-        })
-        .api(&caller);
+            message: format!("User “{}” has no LiteLLM key yet; it is made on the next pass.", user.name),
+        });
     };
     let mut body = serde_json::to_value(&key).unwrap_or_default();
     body["tenant"] = json!(user.name);
     body["suspended"] = json!(user.suspended);
-    Ok(Json(body).into_response())
+    Ok(body)
 }
 
 /// Users whose Tenant resource or LiteLLM key differed from this database on the last pass, and
