@@ -1,10 +1,11 @@
 """The REST API's OpenAPI documents (`opencrane openapi --role fleet|silo`, the same document each
 role serves at /api/v1/openapi.json): valid OpenAPI 3.1 by openapi-spec-validator, every
 operation with a unique operationId, a tag, a success and an error response, and every path
-parameter declared; the CSV export declared as text/csv."""
+and query parameter declared; the CSV export declared as text/csv."""
 
 import json
 import os
+import re
 import subprocess
 import unittest
 
@@ -59,6 +60,15 @@ class OpenApi(unittest.TestCase):
                         self.assertTrue({"limit", "offset"} <= names)
                         self.assertIn("X-Total-Count", ok["headers"])
             self.assertGreater(lists, 0, role)
+
+    def test_every_query_parameter_a_summary_names_is_declared(self):
+        for role in ("fleet", "silo"):
+            for path, item in document(role)["paths"].items():
+                for method, op in item.items():
+                    named = set(re.findall(r"[?&]([A-Za-z]+)=", op["summary"]))
+                    with self.subTest(role=role, op=f"{method} {path}", named=sorted(named)):
+                        declared = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
+                        self.assertLessEqual(named, declared)
 
     def test_the_csv_export_is_declared_as_csv(self):
         op = document("silo")["paths"]["/api/v1/ai-budget/spend.csv"]["get"]

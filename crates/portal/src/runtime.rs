@@ -259,6 +259,25 @@ pub fn desired_policy(row: &PolicyRow) -> AccessPolicy {
     resource
 }
 
+/// How an AccessPolicy resource differs from what its row asks for, field by field (empty: in
+/// step).
+pub fn policy_drift(want: &AccessPolicySpec, observed: &AccessPolicySpec) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |field: &str, differs: bool| {
+        if differs {
+            out.push(format!("{field} was changed on the resource"));
+        }
+    };
+    check(
+        "description",
+        want.description.as_deref().unwrap_or_default() != observed.description.as_deref().unwrap_or_default(),
+    );
+    check("tenantSelector", want.tenant_selector != observed.tenant_selector);
+    check("domains", want.domains != observed.domains);
+    check("egressRules", want.egress_rules != observed.egress_rules);
+    out
+}
+
 impl TenantRuntime {
     /// Makes the AccessPolicy resources follow the policy rows: applies what differs (reported
     /// as drift), adopts unlabelled resources without a row, deletes labelled ones without.
@@ -284,22 +303,15 @@ impl TenantRuntime {
             let observed = resources.iter().find(|r| r.metadata.name.as_deref() == Some(row.name.as_str()));
             let labelled =
                 observed.is_some_and(|o| o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(MANAGED_LABEL)));
-            match observed {
-                Some(o) if o.spec == want.spec && labelled => {}
-                Some(o) => {
-                    if o.spec != want.spec {
-                        report.drift.push((
-                            format!("policy {}", row.name),
-                            "the resource's spec differed from the portal's".into(),
-                        ));
-                    }
-                    self.policies.patch(&row.name, &params, &Patch::Apply(want)).await?;
-                    report.applied.push(format!("policy {}", row.name));
-                }
-                None => {
-                    self.policies.patch(&row.name, &params, &Patch::Apply(want)).await?;
-                    report.applied.push(format!("policy {}", row.name));
-                }
+            let diff = observed.map(|o| policy_drift(&want.spec, &o.spec)).unwrap_or_default();
+            let drift_text = (!diff.is_empty()).then(|| diff.join("; "));
+            if observed.is_none_or(|o| o.spec != want.spec || !labelled) {
+                self.policies.patch(&row.name, &params, &Patch::Apply(want)).await?;
+                report.applied.push(format!("policy {}", row.name));
+            }
+            policy_db::set_resource_drift(&self.pool, &row.name, drift_text.as_deref()).await?;
+            if let Some(text) = drift_text {
+                report.drift.push((format!("policy {}", row.name), text));
             }
         }
         Ok(())

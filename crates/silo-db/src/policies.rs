@@ -26,6 +26,8 @@ pub struct PolicyRow {
     pub created_at: DateTime<Utc>,
     /// Last change.
     pub updated_at: DateTime<Utc>,
+    /// Kubernetes mode: how its AccessPolicy resource differed on the last pass.
+    pub resource_drift: Option<String>,
 }
 
 /// The writable fields.
@@ -49,7 +51,7 @@ pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<PolicyRow>> {
     Ok(sqlx::query_as!(
         PolicyRow,
         r#"SELECT p.name, p.description, p.tenant_selector, p.allowed_domains, p.denied_domains, p.egress_rules,
-                  p.created_at, p.updated_at,
+                  p.created_at, p.updated_at, p.resource_drift,
                   ARRAY(SELECT t.name FROM tenants t WHERE t.policy_ref = p.name ORDER BY t.name) AS "used_by!"
            FROM access_policies p ORDER BY p.name"#
     )
@@ -63,7 +65,7 @@ pub async fn get(db: impl PgExecutor<'_>, name: &str) -> Result<Option<PolicyRow
     Ok(sqlx::query_as!(
         PolicyRow,
         r#"SELECT p.name, p.description, p.tenant_selector, p.allowed_domains, p.denied_domains, p.egress_rules,
-                  p.created_at, p.updated_at,
+                  p.created_at, p.updated_at, p.resource_drift,
                   ARRAY(SELECT t.name FROM tenants t WHERE t.policy_ref = p.name ORDER BY t.name) AS "used_by!"
            FROM access_policies p WHERE p.name = $1"#,
         name,
@@ -114,4 +116,29 @@ pub async fn delete(db: impl PgExecutor<'_>, name: &str) -> Result<bool> {
     // language=PostgreSQL
     let done = sqlx::query!("DELETE FROM access_policies WHERE name = $1", name).execute(db).await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Records how `name`'s AccessPolicy resource differed from its row on the last pass (`None`:
+/// they agreed).
+pub async fn set_resource_drift(db: impl PgExecutor<'_>, name: &str, drift: Option<&str>) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        "UPDATE access_policies SET resource_drift = $2 WHERE name = $1 AND resource_drift IS DISTINCT FROM $2",
+        name,
+        drift
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Policies whose resource differed from their row on the last pass: (name, how).
+pub async fn resource_drift(db: impl PgExecutor<'_>) -> Result<Vec<(String, String)>> {
+    // language=PostgreSQL
+    let rows = sqlx::query!(
+        r#"SELECT name, resource_drift AS "drift!" FROM access_policies WHERE resource_drift IS NOT NULL ORDER BY name"#
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.name, r.drift)).collect())
 }

@@ -82,6 +82,26 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
     assert_eq!(described["allowedDomains"], json!(["*.example.com"]), "the domains are kept");
     let aliased = owner.call(Method::PUT, "/api/v1/policies/web", Some(json!({ "domains": ["a.test"] }))).await;
     assert_eq!(aliased.json()["allowedDomains"], json!(["a.test"]), "the alias replaces: {}", aliased.text);
+    // The policies' drift and repair (the original's routes): what the last Kubernetes pass found
+    // edited on the AccessPolicy resource behind the portal's back.
+    let none = owner.call(Method::GET, "/api/v1/policies/drift", None).await.json();
+    assert_eq!((none["count"].clone(), none["drift"].clone()), (json!(0), json!([])), "{none}");
+    sqlx::query("UPDATE access_policies SET resource_drift = 'domains was changed on the resource' WHERE name = 'web'")
+        .execute(&db)
+        .await
+        .unwrap();
+    let drift = owner.call(Method::GET, "/api/v1/policies/drift", None).await.json();
+    assert_eq!(drift["drift"], json!([{ "policy": "web", "resource": "domains was changed on the resource" }]));
+    let shown = owner.call(Method::GET, "/api/v1/policies/web", None).await.json();
+    assert_eq!(shown["resourceDrift"], "domains was changed on the resource", "{shown}");
+    let dry = owner.call(Method::POST, "/api/v1/policies/repair?dryRun=true", None).await;
+    assert_eq!((dry.status, dry.json()["drift"][0]["policy"].clone()), (StatusCode::OK, json!("web")));
+    let repair = owner.call(Method::POST, "/api/v1/policies/repair", None).await;
+    assert_eq!((repair.status, repair.json()["requested"].clone()), (StatusCode::ACCEPTED, json!(true)));
+    let bad = owner.call(Method::POST, "/api/v1/policies/repair?dryRun=yes", None).await;
+    assert!(bad.json()["fields"]["dryRun"].is_string(), "{}", bad.text);
+    let audited = owner.call(Method::GET, "/api/v1/audit?action=policy.repair", None).await.json();
+    assert_eq!(audited["data"][0]["actor"], "otto", "the repair is audited");
 
     // The budget as the CLI sends it ({monthlyLimitUsd}) and as the server does ({currency, ceilingAmount}).
     let put = owner.call(Method::PUT, "/api/v1/ai-budget/global", Some(json!({ "monthlyLimitUsd": 100 }))).await;
@@ -292,6 +312,7 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
         ("get", "/providers/credentials", "/api/v1/providers/credentials", 200),
         ("get", "/access-tokens", "/api/v1/access-tokens", 200),
         ("get", "/tenants/drift", "/api/v1/tenants/drift", 200),
+        ("get", "/policies/drift", "/api/v1/policies/drift", 200),
         ("get", "/spend/{name}", "/api/v1/spend/ana", 200),
         ("get", "/ai-budget/{name}/litellm-key", "/api/v1/ai-budget/ana/litellm-key", 200),
         ("get", "/audit", "/api/v1/audit", 200),

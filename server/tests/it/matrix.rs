@@ -341,6 +341,8 @@ fn silo_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/tenants/{name}/effective-contract", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/tenants/drift", None, SiloAdmin),
         route(Method::POST, "/api/v1/tenants/repair", None, SiloAdmin),
+        route(Method::GET, "/api/v1/policies/drift", None, SiloAdmin),
+        route(Method::POST, "/api/v1/policies/repair", None, SiloAdmin),
         route(Method::GET, "/api/v1/ai-budget/{name}/spend", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/spend/{name}", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/ai-budget/{name}/litellm-key", None, SiloAdminWrite),

@@ -36,6 +36,10 @@ pub struct PolicyView {
     pub egress_rules: Vec<EgressRuleView>,
     /// Users naming it.
     pub used_by: Vec<String>,
+    /// Kubernetes mode: how its AccessPolicy resource differed from this record on the last
+    /// pass (repaired by that pass), if it did.
+    #[serde(default)]
+    pub resource_drift: Option<String>,
 }
 
 /// Create or change a policy.

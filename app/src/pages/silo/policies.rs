@@ -153,7 +153,10 @@ fn PolicyTable(policies: Vec<PolicyView>) -> impl IntoView {
             let selector = p.tenant_selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
             view! {
                 <tr>
-                    <td>{p.name.clone()}</td>
+                    <td>
+                        {p.name.clone()}
+                        {p.resource_drift.clone().map(|d| view! { " " <Badge text=format!("repaired: {d}") tone="warn" /> })}
+                    </td>
                     <td>{if selector.is_empty() { "—".to_owned() } else { selector }}</td>
                     <td>{p.allowed_domains.join(", ")}</td>
                     <td>{p.denied_domains.join(", ")}</td>

@@ -48,6 +48,7 @@ pub(crate) fn policy_view(row: PolicyRow) -> PolicyView {
         denied_domains: row.denied_domains,
         egress_rules: p.egress.into_iter().map(|r| EgressRuleView { cidr: r.cidr, ports: r.ports }).collect(),
         used_by: row.used_by,
+        resource_drift: row.resource_drift,
     }
 }
 
@@ -71,6 +72,19 @@ fn grant_view(row: GrantRow) -> GrantView {
 pub async fn list_policies(state: &AppState, caller: &Caller) -> Result<Vec<PolicyView>, AppError> {
     admin_read(state, caller)?;
     Ok(policy_db::list(&state.pool).await.or_fail(caller)?.into_iter().map(policy_view).collect())
+}
+
+/// Policies whose AccessPolicy resource differed from their record on the last pass: (name, how).
+pub async fn drift(state: &AppState, caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
+    admin_read(state, caller)?;
+    policy_db::resource_drift(&state.pool).await.or_fail(caller)
+}
+
+/// Asks the background loops for a pass now (it puts every policy's resource back), audited.
+pub async fn repair(state: &AppState, caller: &Caller) -> Result<(), AppError> {
+    let silo = admin_write(state, caller, "policy.repair", "all").await?;
+    let tx = state.pool.begin().await.or_fail(caller)?;
+    finish(tx, silo, caller, "policy.repair", "all", json!({})).await
 }
 
 /// Every grant, newest first.

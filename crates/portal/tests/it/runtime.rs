@@ -143,6 +143,18 @@ async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
     assert_eq!(eng.spec.tenant_selector.clone().unwrap().match_labels["team"], "eng");
     assert_eq!(eng.spec.egress_rules[0].cidr, "10.20.0.0/16");
     assert_eq!(runtime.pass().await.unwrap(), Default::default(), "converged");
+    // `kubectl edit` of a policy: repaired, and how it differed kept for GET /policies/drift.
+    let widened = json!({ "spec": { "domains": { "allow": ["*"], "deny": [], "defaultDeny": false } } });
+    policies.patch("eng", &PatchParams::default(), &Patch::Merge(&widened)).await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(report.drift, [("policy eng".to_owned(), "domains was changed on the resource".to_owned())]);
+    assert_eq!(
+        opencrane_silo_db::policies::resource_drift(&pool).await.unwrap(),
+        [("eng".to_owned(), "domains was changed on the resource".to_owned())]
+    );
+    assert_eq!(policies.get("eng").await.unwrap().spec.domains.unwrap().allow, ["*.example.com"], "repaired");
+    assert_eq!(runtime.pass().await.unwrap(), Default::default(), "converged again");
+    assert!(opencrane_silo_db::policies::resource_drift(&pool).await.unwrap().is_empty(), "in step again");
     opencrane_silo_db::policies::delete(&pool, "eng").await.unwrap();
     let report = runtime.pass().await.unwrap();
     assert_eq!(report.deleted, ["policy eng"]);

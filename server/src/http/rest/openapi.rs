@@ -639,6 +639,7 @@ pub fn document(state: &AppState) -> Value {
                 "Link": { "description": "RFC 8288 rel=\"next\" while more follow", "schema": { "type": "string" } }
             });
         }
+        params.extend(query_parameters(op.method, op.path));
         if !params.is_empty() {
             operation["parameters"] = Value::Array(params);
         }
@@ -656,6 +657,50 @@ pub fn document(state: &AppState) -> Value {
         "paths": paths,
         "components": with_generated(with_silo_schemas(components()), schemas.take_definitions(true))
     })
+}
+
+/// The query parameters an operation reads beside the lists' `limit` and `offset` (which every
+/// list takes): the handlers' `params.get(…)`, declared here.
+fn query_parameters(method: &str, path: &str) -> Vec<Value> {
+    let text = || json!({ "type": "string" });
+    let period = || json!({ "enum": ["day", "week", "month"], "default": "month" });
+    let flag = || json!({ "type": "boolean", "default": false });
+    let param = |name: &str, schema: Value, description: &str| json!({ "name": name, "in": "query", "required": false, "description": description, "schema": schema });
+    match (method, path) {
+        ("get", "/auth/login") => {
+            vec![param("returnTo", text(), "A path on this server to come back to after signing in")]
+        }
+        ("get", "/tenants") => vec![
+            param("q", text(), "Search in name, display name and e-mail"),
+            param("team", text(), "Only this team"),
+            param("phase", text(), "Only this runtime phase"),
+            param("suspended", json!({ "type": "boolean" }), "Only suspended (true) or active (false) users"),
+            param("page", json!({ "type": "integer", "minimum": 1 }), "The page of 50 (the original's paging)"),
+        ],
+        ("get", "/ai-budget" | "/ai-budget/{name}/spend" | "/spend/{name}" | "/ai-budget/spend.csv") => {
+            vec![param("period", period(), "The calendar period to report, in the silo's time zone")]
+        }
+        ("post", "/tenants/repair" | "/policies/repair") => {
+            vec![param("dryRun", flag(), "Only say what a repair would touch")]
+        }
+        ("get", "/audit") => vec![
+            param("actor", text(), "Only this actor (subject)"),
+            param("action", text(), "Only actions starting with this (e.g. tenant.)"),
+            param("outcome", json!({ "enum": ["success", "denied", "failure"] }), "Only this outcome"),
+            param(
+                "limit",
+                json!({ "type": "integer", "minimum": 1, "maximum": app::model::audit::MAX_AUDIT_LIMIT }),
+                "At most this many",
+            ),
+            param("cursor", text(), "Continue after the page whose pagination.nextCursor this is"),
+        ],
+        ("delete", "/cluster-tenants/{name}") => vec![param(
+            "terminationPolicy",
+            json!({ "enum": ["Retain", "Delete"] }),
+            "Override the customer's terminationPolicy for this deletion",
+        )],
+        _ => Vec::new(),
+    }
 }
 
 fn op(
@@ -709,6 +754,9 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
     let drift = json!({ "type": "object", "properties": { "count": { "type": "integer" },
         "drift": { "type": "array", "items": { "type": "object", "properties": {
             "tenant": { "type": "string" }, "resource": { "type": ["string", "null"] }, "key": { "type": ["string", "null"] } } } } } });
+    let policy_drift = json!({ "type": "object", "properties": { "count": { "type": "integer" },
+        "drift": { "type": "array", "items": { "type": "object", "properties": {
+            "policy": { "type": "string" }, "resource": { "type": "string" } } } } } });
     let spend = json!({ "type": "object", "properties": {
         "tenant": { "type": "string" }, "currency": { "type": "string" }, "spend": { "type": "string" },
         "period": { "type": "string" }, "periodStart": { "type": "string", "format": "date-time" },
@@ -782,6 +830,22 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
             None,
             202,
             drift.clone(),
+        ),
+        op(
+            "get",
+            "/policies/drift",
+            "Policies whose AccessPolicy resource differed from this database on the last pass: {count, drift: [{policy, resource}]} (always empty outside Kubernetes mode)",
+            None,
+            200,
+            policy_drift.clone(),
+        ),
+        op(
+            "post",
+            "/policies/repair",
+            "Ask the background loops to put every policy's AccessPolicy resource back now (?dryRun=true: only what they would touch) → 202 {requested, drift}",
+            None,
+            202,
+            policy_drift.clone(),
         ),
         op(
             "get",

@@ -48,6 +48,8 @@ pub fn routes() -> Router<AppState> {
         .route("/groups", get(list_groups).post(create_group))
         .route("/groups/{id}", get(get_group).put(update_group).delete(delete_group))
         .route("/policies", get(list_policies).post(create_policy))
+        .route("/policies/drift", get(policies_drift))
+        .route("/policies/repair", post(repair_policies))
         .route("/policies/{name}", get(get_policy).put(update_policy).delete(delete_policy))
         .route("/grants", get(list_grants).post(create_grant))
         .route("/grants/preview", post(preview_grant))
@@ -838,17 +840,54 @@ async fn repair_tenants(
     caller: Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let dry_run = match params.get("dryRun").map(String::as_str) {
-        None | Some("" | "false") => false,
-        Some("true") => true,
-        Some(_) => return Err(AppError::field("dryRun", "Use true or false.")).api(&caller),
-    };
+    let dry_run = dry_run(&params).api(&caller)?;
     let drift = drift_report(&state, &caller).await?;
-    if dry_run {
-        return Ok(Json(json!({ "requested": false, "dryRun": true, "drift": drift })).into_response());
+    if !dry_run {
+        users::repair(&state, &caller).await.api(&caller)?;
     }
-    users::repair(&state, &caller).await.api(&caller)?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "requested": true, "dryRun": false, "drift": drift }))).into_response())
+    Ok(repair_answer(dry_run, &drift))
+}
+
+/// Policies whose AccessPolicy resource differed on the last pass: `[{policy, resource}]`.
+async fn policy_drift_report(state: &AppState, caller: &Caller) -> Result<Vec<Value>, ApiError> {
+    let drift = policies::drift(state, caller).await.api(caller)?;
+    Ok(drift.into_iter().map(|(name, how)| json!({ "policy": name, "resource": how })).collect())
+}
+
+/// `GET /policies/drift` → `{count, drift: [{policy, resource}]}`; empty when all agree (and
+/// always outside Kubernetes mode, where policies have no resources).
+async fn policies_drift(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let drift = policy_drift_report(&state, &caller).await?;
+    Ok(Json(json!({ "count": drift.len(), "drift": drift })).into_response())
+}
+
+/// `POST /policies/repair[?dryRun=true]`: as `/tenants/repair`, for the AccessPolicy resources.
+async fn repair_policies(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let dry_run = dry_run(&params).api(&caller)?;
+    let drift = policy_drift_report(&state, &caller).await?;
+    if !dry_run {
+        policies::repair(&state, &caller).await.api(&caller)?;
+    }
+    Ok(repair_answer(dry_run, &drift))
+}
+
+/// The original's `?dryRun=true|false` (absent: false).
+fn dry_run(params: &HashMap<String, String>) -> Result<bool, AppError> {
+    match params.get("dryRun").map(String::as_str) {
+        None | Some("" | "false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(AppError::field("dryRun", "Use true or false.")),
+    }
+}
+
+/// A repair's answer: 200 with what it would touch for a dry run, else 202 (a pass was asked for).
+fn repair_answer(dry_run: bool, drift: &[Value]) -> Response {
+    let status = if dry_run { StatusCode::OK } else { StatusCode::ACCEPTED };
+    (status, Json(json!({ "requested": !dry_run, "dryRun": dry_run, "drift": drift }))).into_response()
 }
 
 /// `GET /providers/byok`: each provider's quick set-up — whether its key is stored (its last four
