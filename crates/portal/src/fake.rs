@@ -360,6 +360,9 @@ async fn chat(State(st): State<Shared>, headers: HeaderMap, Json(body): Json<Val
         .to_owned();
     let model = body["model"].as_str().unwrap_or_default().to_owned();
     let cost = body["mock_cost"].as_f64().unwrap_or(0.01);
+    // LiteLLM logs the provider's usage; the fake's is given by the request (or 10 + 5).
+    let prompt = body["mock_prompt_tokens"].as_i64().unwrap_or(10);
+    let completion = body["mock_completion_tokens"].as_i64().unwrap_or(5);
     let mut s = lock(&st);
     let Some(token) = token_of(&s, &bearer) else { return error(StatusCode::UNAUTHORIZED, "invalid key") };
     let Some(k) = s.keys.get_mut(&token) else { return error(StatusCode::UNAUTHORIZED, "invalid key") };
@@ -379,8 +382,12 @@ async fn chat(State(st): State<Shared>, headers: HeaderMap, Json(body): Json<Val
     s.logs.push(json!({
         "request_id": id, "api_key": token, "spend": cost, "startTime": Utc::now().to_rfc3339(),
         "model_group": model, "model": format!("upstream/{model}"),
+        "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
     }));
-    Json(json!({ "id": id, "choices": [{ "message": { "role": "assistant", "content": "ok" } }] })).into_response()
+    let usage =
+        json!({ "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion });
+    Json(json!({ "id": id, "choices": [{ "message": { "role": "assistant", "content": "ok" } }], "usage": usage }))
+        .into_response()
 }
 
 impl FakeLiteLlm {
@@ -450,6 +457,11 @@ impl FakeLiteLlm {
 
     /// Logs spend of `amount` on the key with `alias` at `at` (as a request would).
     pub fn record_spend(&self, alias: &str, model: &str, amount: f64, at: DateTime<Utc>) {
+        self.record_usage(alias, model, amount, (0, 0), at);
+    }
+
+    /// As [`Self::record_spend`], with the request's (prompt, completion) tokens.
+    pub fn record_usage(&self, alias: &str, model: &str, amount: f64, tokens: (i64, i64), at: DateTime<Utc>) {
         let mut s = lock(&self.state);
         s.serial += 1;
         let id = format!("req-{}", s.serial);
@@ -459,6 +471,7 @@ impl FakeLiteLlm {
         s.logs.push(json!({
             "request_id": id, "api_key": token, "spend": amount, "startTime": at.to_rfc3339(),
             "model_group": model, "model": format!("upstream/{model}"),
+            "prompt_tokens": tokens.0, "completion_tokens": tokens.1, "total_tokens": tokens.0 + tokens.1,
         }));
     }
 

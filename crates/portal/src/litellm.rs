@@ -155,6 +155,12 @@ pub struct SpendLog {
     /// Upstream model.
     #[serde(default)]
     pub model: String,
+    /// Prompt tokens.
+    #[serde(default)]
+    pub prompt_tokens: i64,
+    /// Completion tokens.
+    #[serde(default)]
+    pub completion_tokens: i64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

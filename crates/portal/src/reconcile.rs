@@ -385,6 +385,8 @@ impl Reconciler {
                     model: log.model_group.filter(|m| !m.is_empty()).unwrap_or(log.model),
                     amount: to_micros(log.spend).max(0),
                     occurred_at: log.start_time,
+                    input_tokens: log.prompt_tokens.max(0),
+                    output_tokens: log.completion_tokens.max(0),
                 })
             })
             .collect();

@@ -117,8 +117,8 @@ pub async fn delete(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool> {
     Ok(done.rows_affected() == 1)
 }
 
-/// One logged request's cost.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One logged request's cost and tokens.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpendEvent {
     /// LiteLLM's request id.
     pub request_id: String,
@@ -130,6 +130,10 @@ pub struct SpendEvent {
     pub amount: i64,
     /// When.
     pub occurred_at: DateTime<Utc>,
+    /// Prompt tokens.
+    pub input_tokens: i64,
+    /// Completion tokens.
+    pub output_tokens: i64,
 }
 
 /// Adds events not seen before; returns how many were new. Events of users who no longer exist
@@ -140,12 +144,14 @@ pub async fn record_spend(db: impl PgExecutor<'_>, events: &[SpendEvent]) -> Res
     let models: Vec<&str> = events.iter().map(|e| e.model.as_str()).collect();
     let amounts: Vec<i64> = events.iter().map(|e| e.amount).collect();
     let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.occurred_at).collect();
+    let inputs: Vec<i64> = events.iter().map(|e| e.input_tokens.max(0)).collect();
+    let outputs: Vec<i64> = events.iter().map(|e| e.output_tokens.max(0)).collect();
     // language=PostgreSQL
     let done = sqlx::query!(
-        r#"INSERT INTO spend_events (request_id, tenant, model, amount, occurred_at)
-           SELECT e.request_id, t.name, e.model, e.amount / 1000000.0, e.occurred_at
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[])
-                AS e(request_id, tenant, model, amount, occurred_at)
+        r#"INSERT INTO spend_events (request_id, tenant, model, amount, occurred_at, input_tokens, output_tokens)
+           SELECT e.request_id, t.name, e.model, e.amount / 1000000.0, e.occurred_at, e.input_tokens, e.output_tokens
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::bigint[], $7::bigint[])
+                AS e(request_id, tenant, model, amount, occurred_at, input_tokens, output_tokens)
            LEFT JOIN tenants t ON t.name = e.tenant
            ON CONFLICT (request_id) DO NOTHING"#,
         &ids as &[&str],
@@ -153,6 +159,8 @@ pub async fn record_spend(db: impl PgExecutor<'_>, events: &[SpendEvent]) -> Res
         &models as &[&str],
         &amounts,
         &times,
+        &inputs,
+        &outputs,
     )
     .execute(db)
     .await?;
@@ -177,6 +185,41 @@ pub async fn spend_by_tenant(
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(|r| (r.tenant, r.spent)).collect())
+}
+
+/// Tokens and cost of one user in a period.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenUsageRow {
+    /// The user (`None`: spend of users since deleted).
+    pub tenant: Option<String>,
+    /// Prompt tokens.
+    pub input_tokens: i64,
+    /// Completion tokens.
+    pub output_tokens: i64,
+    /// Millionths.
+    pub cost: i64,
+    /// Requests.
+    pub requests: i64,
+}
+
+/// Tokens and cost per user in `[from, to)`, by user (unattributed last).
+pub async fn token_usage(
+    db: impl PgExecutor<'_>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<TokenUsageRow>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        TokenUsageRow,
+        r#"SELECT tenant, sum(input_tokens)::bigint AS "input_tokens!", sum(output_tokens)::bigint AS "output_tokens!",
+                  (sum(amount) * 1000000)::bigint AS "cost!", count(*) AS "requests!"
+           FROM spend_events WHERE occurred_at >= $1 AND occurred_at < $2
+           GROUP BY tenant ORDER BY tenant NULLS LAST"#,
+        from,
+        to,
+    )
+    .fetch_all(db)
+    .await?)
 }
 
 /// Spend per model in `[from, to)`, largest first.

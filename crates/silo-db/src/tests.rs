@@ -268,6 +268,7 @@ mod portal {
             model: model.into(),
             amount,
             occurred_at: at,
+            ..Default::default()
         };
         let events = [
             event("r1", Some("ana"), "fast", 1_234_567, t0),

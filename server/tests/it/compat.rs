@@ -225,6 +225,28 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
         assert_eq!((spend["tenant"].clone(), spend["spend"].clone()), (json!("ana"), json!("0.00")), "{spend}");
         assert_eq!((spend["currency"].clone(), spend["period"].clone()), (json!("EUR"), json!("month")));
     }
+    // Token usage (the original's /token-usage), from the ledger the LiteLLM pass fills.
+    sqlx::query(
+        "INSERT INTO spend_events (request_id, tenant, model, amount, occurred_at, input_tokens, output_tokens)
+         VALUES ('t-1', 'ana', 'fast', 1.25, now(), 1000, 250), ('t-2', 'ana', 'fast', 0.75, now(), 600, 150)",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let usage = owner.call(Method::GET, "/api/v1/token-usage", None).await;
+    assert_eq!(usage.status, StatusCode::OK, "{}", usage.text);
+    let ana = &usage.json()[0];
+    assert_eq!(
+        (ana["userId"].clone(), ana["inputTokens"].clone(), ana["outputTokens"].clone(), ana["totalTokens"].clone()),
+        (json!("ana"), json!(1600), json!(400), json!(2000)),
+        "{ana}"
+    );
+    assert_eq!((ana["totalCost"].clone(), ana["currency"].clone()), (json!("2.00"), json!("EUR")), "{ana}");
+    let day = owner.call(Method::GET, "/api/v1/token-usage?period=day", None).await.json();
+    assert_eq!(day[0]["period"], "day");
+    let bad = owner.call(Method::GET, "/api/v1/token-usage?period=year", None).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text);
+    sqlx::query("DELETE FROM spend_events WHERE request_id IN ('t-1', 't-2')").execute(&db).await.unwrap();
     let nobody = owner.call(Method::GET, "/api/v1/spend/nobody", None).await;
     assert_eq!(nobody.json()["code"], "TENANT_NOT_FOUND");
     let no_key = owner.call(Method::GET, "/api/v1/ai-budget/ana/litellm-key", None).await;
@@ -314,6 +336,7 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
         ("get", "/tenants/drift", "/api/v1/tenants/drift", 200),
         ("get", "/policies/drift", "/api/v1/policies/drift", 200),
         ("get", "/spend/{name}", "/api/v1/spend/ana", 200),
+        ("get", "/token-usage", "/api/v1/token-usage", 200),
         ("get", "/ai-budget/{name}/litellm-key", "/api/v1/ai-budget/ana/litellm-key", 200),
         ("get", "/audit", "/api/v1/audit", 200),
         ("get", "/auth/me", "/api/v1/auth/me", 200),

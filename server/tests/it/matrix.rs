@@ -345,6 +345,7 @@ fn silo_routes() -> Vec<Route> {
         route(Method::POST, "/api/v1/policies/repair", None, SiloAdmin),
         route(Method::GET, "/api/v1/ai-budget/{name}/spend", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/spend/{name}", None, SiloAdminWrite),
+        route(Method::GET, "/api/v1/token-usage", None, SiloAdmin),
         route(Method::GET, "/api/v1/ai-budget/{name}/litellm-key", None, SiloAdminWrite),
         route(Method::POST, "/api/v1/ai-budget/{name}/litellm-key/revoke", None, SiloAdminWrite),
         route(Method::GET, "/api/v1/groups", None, SiloAdmin),

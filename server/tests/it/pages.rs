@@ -109,6 +109,7 @@ async fn big_silos_page_their_users_and_cap_their_spend_tables(pool: PgPool) {
             model: "fast".into(),
             amount: 1_000_000,
             occurred_at: now,
+            ..Default::default()
         };
         budgets::record_spend(&silo_db, &[spend]).await.unwrap();
     }

@@ -110,6 +110,7 @@ async fn the_portal_rest_api_validates_stores_audits_and_explains(pool: PgPool) 
         model: "fast".into(),
         amount: 12_500_000,
         occurred_at: now,
+        ..Default::default()
     };
     budgets::record_spend(&db, &[event]).await.unwrap();
     let access = call(&app, Method::GET, "/api/v1/tenants/ana/effective-access", None).await.json();

@@ -101,6 +101,36 @@ pub struct SiloSettingsView {
     pub default_model_access: String,
 }
 
+/// One user's tokens and cost in a period (`GET /token-usage`, the original's
+/// `token_usage_snapshots` row, filled here from LiteLLM's spend logs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// The user (`null`: users since deleted, whose usage stays counted).
+    pub user_id: Option<String>,
+    /// Prompt tokens.
+    pub input_tokens: i64,
+    /// Completion tokens.
+    pub output_tokens: i64,
+    /// Both.
+    pub total_tokens: i64,
+    /// Requests counted.
+    pub requests: i64,
+    /// The silo's currency.
+    pub currency: String,
+    /// Cost, a decimal string.
+    pub total_cost: String,
+    /// The period (`day`, `week`, `month`) and its bounds.
+    pub period: String,
+    /// Start of the period.
+    pub period_start: DateTime<Utc>,
+    /// End of the period.
+    pub period_end: DateTime<Utc>,
+    /// When the spend logs were last read from LiteLLM (`null`: never yet).
+    pub sampled_at: Option<DateTime<Utc>>,
+}
+
 /// Spend in a period.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]

@@ -20,7 +20,7 @@ use serde_json::json;
 use super::{admin_read, admin_write, finish, limit_view, not_found, snapshot as load, snapshot_failure, sync_view};
 use crate::{
     error::{AppError, FieldErrors},
-    model::silo::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView},
+    model::silo::{BudgetOverview, LimitRequest, LimitView, NoticeView, SiloSettingsView, SpendView, TokenUsage},
     service::{OrFail as _, db_failure, internal, record},
     state::{AppState, Caller},
 };
@@ -169,6 +169,37 @@ pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>)
         users,
         groups,
     })
+}
+
+/// Tokens and cost per user in the current `period` (month when absent), from the ledger the
+/// LiteLLM pass fills.
+pub async fn token_usage(
+    state: &AppState,
+    caller: &Caller,
+    period: Option<String>,
+) -> Result<Vec<TokenUsage>, AppError> {
+    admin_read(state, caller)?;
+    let period = period_or_month(period.as_deref())?;
+    let snap = load(state, caller).await?;
+    let w = window(period, &snap.time_zone, Utc::now()).map_err(|e| internal(caller, &e))?;
+    let rows = budget_db::token_usage(&state.pool, w.start, w.end).await.or_fail(caller)?;
+    let sampled_at = opencrane_silo_db::litellm::sync_state(&state.pool).await.or_fail(caller)?.finished_at;
+    Ok(rows
+        .into_iter()
+        .map(|r| TokenUsage {
+            user_id: r.tenant,
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            total_tokens: r.input_tokens.saturating_add(r.output_tokens),
+            requests: r.requests,
+            currency: snap.settings.currency.clone(),
+            total_cost: format_amount(r.cost),
+            period: period.as_str().into(),
+            period_start: w.start,
+            period_end: w.end,
+            sampled_at,
+        })
+        .collect())
 }
 
 /// The spend of the current `period` as CSV: one row per user and model.

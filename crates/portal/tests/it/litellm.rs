@@ -352,3 +352,26 @@ async fn a_revoked_key_stops_working_and_a_new_one_keeps_the_limit(pool: PgPool)
     assert!(w.fake.key("opencrane.acme.bob").is_some_and(|b| b.key != new.key), "bob's key untouched");
     assert_eq!(w.reconciler.pass(now).await.unwrap().repaired(), 0, "then converged");
 }
+
+/// The pass stores each request's tokens from LiteLLM's spend logs beside its cost (what
+/// `GET /token-usage` sums; the original's table of token snapshots had no writer at all).
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn token_counts_are_ingested_with_the_spend(pool: PgPool) {
+    let w = world(pool).await;
+    let now = at(2026, 11, 15, 12, 0);
+    w.reconciler.pass(now).await.unwrap();
+    w.fake.record_usage("opencrane.acme.ana", "fast", 2.0, (1200, 300), at(2026, 11, 14, 9, 0));
+    w.fake.record_usage("opencrane.acme.ana", "smart", 1.0, (800, 200), at(2026, 11, 14, 10, 0));
+    w.fake.record_usage("opencrane.acme.bob", "fast", 0.5, (100, 50), at(2026, 11, 14, 11, 0));
+    w.fake.record_usage("opencrane.acme.bob", "fast", 0.5, (7, 7), at(2026, 10, 31, 11, 0));
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert_eq!(report.spend_ingested, 4, "{report:?}");
+    let usage = budgets::token_usage(&w.pool, at(2026, 11, 1, 0, 0), at(2026, 12, 1, 0, 0)).await.unwrap();
+    let row = |t: &str| usage.iter().find(|r| r.tenant.as_deref() == Some(t)).cloned().unwrap();
+    assert_eq!((row("ana").input_tokens, row("ana").output_tokens, row("ana").requests), (2000, 500, 2));
+    assert_eq!((row("ana").cost, row("bob").input_tokens), (3_000_000, 100), "October is not November");
+    // Ingesting the same logs again counts nothing twice.
+    w.reconciler.pass(now).await.unwrap();
+    let again = budgets::token_usage(&w.pool, at(2026, 11, 1, 0, 0), at(2026, 12, 1, 0, 0)).await.unwrap();
+    assert_eq!(again, usage);
+}

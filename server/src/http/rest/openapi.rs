@@ -6,7 +6,8 @@ use app::{
         session::AccessTokenView,
         silo::{
             BudgetOverview, ByokOutcome, ByokStatus, CredentialView, DefaultView, DeploymentView, EffectiveAccess,
-            GrantView, GroupView, KeyStatus, LimitView, PolicyView, RouteTest, SiloSettingsView, UserView, WhatIf,
+            GrantView, GroupView, KeyStatus, LimitView, PolicyView, RouteTest, SiloSettingsView, TokenUsage, UserView,
+            WhatIf,
         },
     },
     state::{AppState, RoleSettings},
@@ -677,7 +678,10 @@ fn query_parameters(method: &str, path: &str) -> Vec<Value> {
             param("suspended", json!({ "type": "boolean" }), "Only suspended (true) or active (false) users"),
             param("page", json!({ "type": "integer", "minimum": 1 }), "The page of 50 (the original's paging)"),
         ],
-        ("get", "/ai-budget" | "/ai-budget/{name}/spend" | "/spend/{name}" | "/ai-budget/spend.csv") => {
+        (
+            "get",
+            "/ai-budget" | "/ai-budget/{name}/spend" | "/spend/{name}" | "/ai-budget/spend.csv" | "/token-usage",
+        ) => {
             vec![param("period", period(), "The calendar period to report, in the silo's time zone")]
         }
         ("post", "/tenants/repair" | "/policies/repair") => {
@@ -856,6 +860,14 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
             spend.clone(),
         ),
         op("get", "/spend/{name}", "The original's name of /ai-budget/{name}/spend", None, 200, spend.clone()),
+        op(
+            "get",
+            "/token-usage",
+            "Tokens and cost per user in the current calendar period (?period=), from LiteLLM's spend logs; sampledAt is the last read",
+            None,
+            200,
+            list_of::<TokenUsage>(schemas),
+        ),
         op(
             "get",
             "/ai-budget/{name}/litellm-key",

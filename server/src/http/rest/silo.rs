@@ -43,6 +43,7 @@ pub fn routes() -> Router<AppState> {
         .route("/tenants/repair", post(repair_tenants))
         .route("/ai-budget/{name}/spend", get(user_spend))
         .route("/spend/{name}", get(user_spend))
+        .route("/token-usage", get(token_usage))
         .route("/ai-budget/{name}/litellm-key", get(user_key))
         .route("/ai-budget/{name}/litellm-key/revoke", post(revoke_user_key))
         .route("/groups", get(list_groups).post(create_group))
@@ -750,6 +751,19 @@ async fn revoke_token(
 ) -> Result<Response, ApiError> {
     tokens::revoke(&state, &caller, &id).await.api(&caller)?;
     Ok(no_content())
+}
+
+/// `GET /token-usage[?period=]`: tokens and cost per user in the current calendar period, as
+/// LiteLLM logged them (a list: `limit`/`offset` like every list).
+async fn token_usage(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let usage = budgets::token_usage(&state, &caller, params.get("period").cloned()).await.api(&caller)?;
+    let (items, total) = page.slice(usage);
+    Ok(page.respond("/token-usage", &params, items, total))
 }
 
 /// `GET /ai-budget/{name}/spend` (and the original's `/spend/{name}`): the user's spend in the
