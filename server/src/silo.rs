@@ -69,11 +69,17 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         if let Some(url) = args.fleet_console_url.clone() {
             silo.fleet_console = Some(url);
         }
-        silo.portal = start_portal(&own_name, &state.pool, &args.portal, portal_stop)?;
+        let cluster = match watch.clone() {
+            Some(namespace) => opencrane_provision::kubernetes::in_cluster_client().await.map(|c| (namespace, c)),
+            None => None,
+        };
+        // Credentials may reference Secrets of the silo's namespace (read at each LiteLLM pass).
+        let reader = cluster
+            .as_ref()
+            .map(|(namespace, client)| opencrane_portal::secrets::SecretReader::new(client.clone(), namespace));
+        silo.portal = start_portal(&own_name, &state.pool, &args.portal, reader, portal_stop)?;
         // In a cluster, each user is also a Tenant resource in the silo's namespace.
-        if let (Some(namespace), Some(client)) =
-            (watch.clone(), opencrane_provision::kubernetes::in_cluster_client().await)
-        {
+        if let Some((namespace, client)) = cluster {
             let runtime =
                 opencrane_portal::runtime::TenantRuntime::new(client, &namespace, state.pool.clone(), &own_name);
             let trigger = opencrane_portal::reconcile::Trigger::default();
@@ -139,6 +145,7 @@ pub fn start_portal(
     silo: &str,
     pool: &PgPool,
     args: &crate::cli::PortalArgs,
+    secret_reader: Option<opencrane_portal::secrets::SecretReader>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<app::state::PortalRuntime> {
     use anyhow::Context as _;
@@ -160,7 +167,10 @@ pub fn start_portal(
         anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
     })?;
     let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
-    let reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
+    let mut reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
+    if let Some(reader) = secret_reader {
+        reconciler = reconciler.with_secret_reader(reader);
+    }
     let trigger = reconciler.trigger();
     tokio::spawn(async move {
         tokio::select! {

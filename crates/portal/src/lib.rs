@@ -8,6 +8,7 @@
 //! - [`reconcile`]: the loop that converges LiteLLM to the database (keys, models, credentials,
 //!   fallbacks), ingests spend, blocks keys whose limits are reached and records threshold
 //!   notices.
+//! - [`secrets`]: provider keys referenced in Kubernetes Secrets, read at convergence.
 //! - [`runtime`]: Kubernetes mode — each user's `Tenant` resource follows their row; drift and
 //!   the runtime's phase come back.
 //! - `fake` (feature): a LiteLLM built from its documented API shapes, for tests.
@@ -16,6 +17,7 @@ pub mod litellm;
 pub mod reconcile;
 pub mod runtime;
 pub mod seal;
+pub mod secrets;
 pub mod snapshot;
 
 #[cfg(feature = "fake")]

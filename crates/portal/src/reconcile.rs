@@ -154,6 +154,14 @@ pub struct Reconciler {
     pushed_fallbacks: Mutex<Option<Chains>>,
     silo: String,
     prefix: String,
+    /// Kubernetes mode: reads the keys credentials reference in Secrets.
+    secret_reader: Option<crate::secrets::SecretReader>,
+}
+
+/// A short fingerprint of a key (to notice a changed Secret without storing the key).
+fn fingerprint(key: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, key.as_bytes());
+    digest.as_ref()[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn to_units(micros: Micros) -> f64 {
@@ -217,7 +225,15 @@ impl Reconciler {
             pushed_fallbacks: Mutex::new(None),
             silo: silo.to_owned(),
             prefix: prefix(silo),
+            secret_reader: None,
         }
+    }
+
+    /// Reads the keys that credentials reference (`secretRef`) from the silo namespace's Secrets.
+    #[must_use]
+    pub fn with_secret_reader(mut self, reader: crate::secrets::SecretReader) -> Self {
+        self.secret_reader = Some(reader);
+        self
     }
 
     /// The LiteLLM alias of a user's key.
@@ -266,24 +282,61 @@ impl Reconciler {
         Ok(report)
     }
 
+    /// The key a credential's `secretRef` points at, or why it cannot be read.
+    async fn referenced_key(&self, reference: &str) -> Result<String, String> {
+        match &self.secret_reader {
+            Some(reader) => reader.read(reference).await,
+            None => Err(format!(
+                "Secret “{}” cannot be read: Secret references are read from the silo's namespace, and this silo runs outside Kubernetes. Paste the key instead.",
+                crate::secrets::split(reference).0
+            )),
+        }
+    }
+
     async fn credentials(&self, report: &mut PassReport) -> Result<(), ReconcileError> {
         let desired = models::credentials(&self.pool).await?;
         let observed = self.litellm.credentials().await?;
         for c in &desired {
             let name = self.credential_name(&c.name);
-            let version = c.updated_at.to_rfc3339();
             let current = observed.iter().find(|o| o.credential_name == name);
-            let up_to_date = current
-                .is_some_and(|o| o.credential_info.get("opencrane_version").and_then(Value::as_str) == Some(&version));
-            if up_to_date {
+            let pushed = |version: &str| {
+                current.is_some_and(|o| {
+                    o.credential_info.get("opencrane_version").and_then(Value::as_str) == Some(version)
+                })
+            };
+            let (key, version) = match &c.secret_ref {
+                // The operator's Secret is read on every pass: a changed key is pushed at once.
+                Some(reference) => match self.referenced_key(reference).await {
+                    Ok(key) => {
+                        models::set_secret_status(&self.pool, c.id, None).await?;
+                        let version = format!("{}#{}", c.updated_at.to_rfc3339(), fingerprint(&key));
+                        (key, version)
+                    }
+                    Err(problem) => {
+                        // LiteLLM keeps what it was last given: a Secret deleted by mistake does
+                        // not stop the models; the problem is on the credential and the pass.
+                        models::set_secret_status(&self.pool, c.id, Some(&problem)).await?;
+                        report.failures.push(format!("credential {}: {problem}", c.name));
+                        continue;
+                    }
+                },
+                None => {
+                    let version = c.updated_at.to_rfc3339();
+                    if pushed(&version) {
+                        continue;
+                    }
+                    let Some(sealed) = models::credential_secret(&self.pool, c.id).await? else { continue };
+                    let key = String::from_utf8(self.secrets.open(&sealed, &format!("credential:{}", c.name))?)
+                        .unwrap_or_default();
+                    (key, version)
+                }
+            };
+            if pushed(&version) {
                 continue;
             }
             if current.is_some() {
                 self.litellm.delete_credential(&name).await?;
             }
-            let Some(sealed) = models::credential_secret(&self.pool, c.id).await? else { continue };
-            let key =
-                String::from_utf8(self.secrets.open(&sealed, &format!("credential:{}", c.name))?).unwrap_or_default();
             let mut values = json!({ "api_key": key });
             if let Some(base) = &c.api_base {
                 values["api_base"] = json!(base);

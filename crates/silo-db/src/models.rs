@@ -17,12 +17,50 @@ pub struct CredentialRow {
     pub provider: String,
     /// Custom API base.
     pub api_base: Option<String>,
-    /// Last four characters of the key.
+    /// Last four characters of the key (empty for a Secret reference).
     pub hint: String,
     /// Deployments using it.
     pub used_by: i64,
     /// Last change.
     pub updated_at: DateTime<Utc>,
+    /// A Kubernetes Secret of the silo's namespace holding the key (`name` or `name/key`),
+    /// instead of a sealed key.
+    pub secret_ref: Option<String>,
+    /// Why the referenced Secret could not be read on the last pass (`None`: it was, or no pass
+    /// has tried yet).
+    pub secret_status: Option<String>,
+    /// When a pass last tried to read it.
+    pub secret_checked_at: Option<DateTime<Utc>>,
+}
+
+/// Where a credential's key is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeySource<'a> {
+    /// Sealed here, with the key's last four characters.
+    Sealed(&'a Sealed, &'a str),
+    /// In a Kubernetes Secret of the silo's namespace: `name` or `name/key`.
+    SecretRef(&'a str),
+}
+
+/// A [`KeySource`] as the row's columns.
+struct Columns<'a> {
+    nonce: Option<&'a [u8]>,
+    ciphertext: Option<&'a [u8]>,
+    hint: &'a str,
+    secret_ref: Option<&'a str>,
+}
+
+impl KeySource<'_> {
+    fn columns(&self) -> Columns<'_> {
+        match self {
+            Self::Sealed(sealed, hint) => {
+                Columns { nonce: Some(&sealed.nonce), ciphertext: Some(&sealed.ciphertext), hint, secret_ref: None }
+            }
+            Self::SecretRef(reference) => {
+                Columns { nonce: None, ciphertext: None, hint: "", secret_ref: Some(reference) }
+            }
+        }
+    }
 }
 
 /// An encrypted secret.
@@ -39,7 +77,8 @@ pub async fn credentials(db: impl PgExecutor<'_>) -> Result<Vec<CredentialRow>> 
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         CredentialRow,
-        r#"SELECT c.id, c.name, c.provider, c.api_base, c.hint, c.updated_at,
+        r#"SELECT c.id, c.name, c.provider, c.api_base, c.hint, c.updated_at, c.secret_ref, c.secret_status,
+                  c.secret_checked_at,
                   (SELECT count(*) FROM model_definitions d WHERE d.credential_id = c.id) AS "used_by!"
            FROM provider_credentials c ORDER BY c.name"#
     )
@@ -53,45 +92,70 @@ pub async fn insert_credential(
     name: &str,
     provider: &str,
     api_base: Option<&str>,
-    secret: &Sealed,
-    hint: &str,
+    source: &KeySource<'_>,
 ) -> Result<Uuid> {
+    let Columns { nonce, ciphertext, hint, secret_ref } = source.columns();
     // language=PostgreSQL
     Ok(sqlx::query_scalar!(
-        r#"INSERT INTO provider_credentials (name, provider, api_base, nonce, ciphertext, hint)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id"#,
+        r#"INSERT INTO provider_credentials (name, provider, api_base, nonce, ciphertext, hint, secret_ref)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"#,
         name,
         provider,
         api_base,
-        &secret.nonce,
-        &secret.ciphertext,
+        nonce,
+        ciphertext,
         hint,
+        secret_ref,
     )
     .fetch_one(db)
     .await?)
 }
 
-/// Replaces a credential's secret (rotation); false when there is none.
-pub async fn rotate_credential(db: impl PgExecutor<'_>, id: Uuid, secret: &Sealed, hint: &str) -> Result<bool> {
+/// Replaces where a credential's key is (rotation, or a move between a sealed key and a Secret
+/// reference); false when there is none.
+pub async fn rotate_credential(db: impl PgExecutor<'_>, id: Uuid, source: &KeySource<'_>) -> Result<bool> {
+    let Columns { nonce, ciphertext, hint, secret_ref } = source.columns();
     // language=PostgreSQL
     let done = sqlx::query!(
-        "UPDATE provider_credentials SET nonce = $2, ciphertext = $3, hint = $4, updated_at = now() WHERE id = $1",
+        "UPDATE provider_credentials
+         SET nonce = $2, ciphertext = $3, hint = $4, secret_ref = $5, secret_status = NULL, secret_checked_at = NULL,
+             updated_at = now()
+         WHERE id = $1",
         id,
-        &secret.nonce,
-        &secret.ciphertext,
+        nonce,
+        ciphertext,
         hint,
+        secret_ref,
     )
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
 }
 
+/// Records what the last pass found reading a credential's Secret (`None`: it was read).
+pub async fn set_secret_status(db: impl PgExecutor<'_>, id: Uuid, problem: Option<&str>) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        "UPDATE provider_credentials SET secret_status = $2, secret_checked_at = now() WHERE id = $1",
+        id,
+        problem
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// A credential's sealed secret.
 pub async fn credential_secret(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<Sealed>> {
     // language=PostgreSQL
-    Ok(sqlx::query_as!(Sealed, "SELECT nonce, ciphertext FROM provider_credentials WHERE id = $1", id)
-        .fetch_optional(db)
-        .await?)
+    Ok(sqlx::query_as!(
+        Sealed,
+        r#"SELECT nonce AS "nonce!", ciphertext AS "ciphertext!" FROM provider_credentials
+           WHERE id = $1 AND nonce IS NOT NULL AND ciphertext IS NOT NULL"#,
+        id
+    )
+    .fetch_optional(db)
+    .await?)
 }
 
 /// Deletes a credential; one still used by a deployment fails with a foreign-key violation.

@@ -61,7 +61,7 @@ mod portal {
         budgets::{self, BudgetFields, SpendEvent},
         grants::{self, NewGrant},
         groups, litellm,
-        models::{self, DefinitionFields, Sealed},
+        models::{self, DefinitionFields, KeySource, Sealed},
         policies::{self, PolicyFields},
         settings,
         tenants::{self, TenantFields, TenantFilter},
@@ -302,11 +302,19 @@ mod portal {
     async fn models_credentials_fallbacks_and_defaults(pool: PgPool) {
         seed_users(&pool).await;
         let sealed = Sealed { nonce: vec![0; 12], ciphertext: vec![1, 2, 3] };
-        let cred = models::insert_credential(&pool, "openai-main", "openai", None, &sealed, "ab12").await.unwrap();
-        let bad_nonce =
-            models::insert_credential(&pool, "x", "openai", None, &Sealed { nonce: vec![0; 3], ..sealed.clone() }, "")
-                .await;
+        let cred = models::insert_credential(&pool, "openai-main", "openai", None, &KeySource::Sealed(&sealed, "ab12"))
+            .await
+            .unwrap();
+        let short = Sealed { nonce: vec![0; 3], ..sealed.clone() };
+        let bad_nonce = models::insert_credential(&pool, "x", "openai", None, &KeySource::Sealed(&short, "")).await;
         assert!(matches!(bad_nonce, Err(opencrane_db::Error::CheckViolation { .. })));
+        // A Secret reference instead of a sealed key: a valid name (and key) only.
+        let referenced =
+            models::insert_credential(&pool, "by-ref", "openai", None, &KeySource::SecretRef("llm-keys/openai")).await;
+        assert!(referenced.is_ok(), "{referenced:?}");
+        let bad_ref = models::insert_credential(&pool, "y", "openai", None, &KeySource::SecretRef("Bad_Name")).await;
+        assert!(matches!(bad_ref, Err(opencrane_db::Error::CheckViolation { .. })));
+        assert_eq!(models::credential_secret(&pool, referenced.unwrap()).await.unwrap(), None, "nothing sealed");
         let f = DefinitionFields {
             public_name: "fast",
             upstream_model: "openai/gpt-4o-mini",
@@ -332,9 +340,13 @@ mod portal {
         ));
         assert!(models::update_definition(&pool, d1, &DefinitionFields { weight: 5, ..f.clone() }).await.unwrap());
         assert!(
-            models::rotate_credential(&pool, cred, &Sealed { nonce: vec![9; 12], ciphertext: vec![4] }, "zz99")
-                .await
-                .unwrap()
+            models::rotate_credential(
+                &pool,
+                cred,
+                &KeySource::Sealed(&Sealed { nonce: vec![9; 12], ciphertext: vec![4] }, "zz99")
+            )
+            .await
+            .unwrap()
         );
         assert_eq!(models::credential_secret(&pool, cred).await.unwrap().unwrap().ciphertext, [4]);
 

@@ -124,7 +124,7 @@ impl DevSiloHost {
         let mut triggers = Vec::new();
         if let app::state::RoleSettings::Silo(silo) = &mut state.role {
             silo.fleet_console = Some(settings.fleet_console.clone());
-            silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, stopped.clone())?;
+            silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, None, stopped.clone())?;
             triggers = silo.portal.triggers.clone();
         }
         sync::spawn(link, launch.name.clone(), pool, triggers, stopped.clone());

@@ -132,13 +132,68 @@ async fn the_originals_silo_calls_work(pool: sqlx::PgPool) {
     // (The router here has no credentials key, so the credential is stored as a sealed row.)
     let secrets = opencrane_portal::seal::SecretBox::from_bytes(&[7; 32]).unwrap();
     let sealed = secrets.seal(b"sk-compat-123456", "credential:openai").unwrap();
-    let credential_id = opencrane_silo_db::models::insert_credential(&db, "openai", "openai", None, &sealed, "…3456")
-        .await
-        .unwrap()
-        .to_string();
+    let credential_id = opencrane_silo_db::models::insert_credential(
+        &db,
+        "openai",
+        "openai",
+        None,
+        &opencrane_silo_db::models::KeySource::Sealed(&sealed, "…3456"),
+    )
+    .await
+    .unwrap()
+    .to_string();
     let one = owner.call(Method::GET, &format!("/api/v1/providers/credentials/{credential_id}"), None).await;
     assert_eq!((one.status, one.json()["name"].clone()), (StatusCode::OK, json!("openai")));
     assert!(!one.text.contains("sk-compat-123456"), "never the secret");
+    // The original's credential body {provider, secretRef}: named after the provider, the key left
+    // in the operator's Secret (this router runs outside Kubernetes: the first pass would say so).
+    let referenced = owner
+        .call(
+            Method::POST,
+            "/api/v1/providers/credentials",
+            Some(json!({ "provider": "anthropic", "secretRef": "llm-keys/anthropic" })),
+        )
+        .await;
+    assert_eq!(referenced.status, StatusCode::CREATED, "{}", referenced.text);
+    let referenced = referenced.json();
+    assert_eq!(
+        (referenced["name"].clone(), referenced["secretRef"].clone()),
+        (json!("anthropic"), json!("llm-keys/anthropic"))
+    );
+    assert_eq!(
+        (referenced["hint"].clone(), referenced["secretStatus"].clone()),
+        (json!(""), json!(null)),
+        "{referenced}"
+    );
+    let stored: Option<Vec<u8>> =
+        sqlx::query_scalar("SELECT ciphertext FROM provider_credentials WHERE name = 'anthropic'")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(stored, None, "nothing sealed: the key stays in the Secret");
+    for (body, field) in [
+        (json!({ "provider": "mistral", "secretRef": "Not A Name" }), "secretRef"),
+        (json!({ "provider": "mistral", "secretRef": "keys", "apiKey": "sk-both-12345678" }), "secretRef"),
+        (json!({ "provider": "mistral" }), "apiKey"),
+    ] {
+        let refused = owner.call(Method::POST, "/api/v1/providers/credentials", Some(body.clone())).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{body}: {}", refused.text);
+        assert!(refused.json()["fields"][field].is_string(), "{body}: {}", refused.text);
+    }
+    // What the pass found is on the credential (GET one) and on /models.
+    sqlx::query("UPDATE provider_credentials SET secret_status = 'Secret “llm-keys” does not exist in namespace “opencrane-acme”.' WHERE name = 'anthropic'")
+        .execute(&db)
+        .await
+        .unwrap();
+    let path = format!("/api/v1/providers/credentials/{}", referenced["id"].as_str().unwrap());
+    let shown = owner.call(Method::GET, &path, None).await.json();
+    assert!(shown["secretStatus"].as_str().unwrap().contains("does not exist"), "{shown}");
+    let page = owner.call(Method::GET, "/models", None).await;
+    assert!(
+        page.text.contains("Secret llm-keys/anthropic") && page.text.contains("does not exist in namespace"),
+        "{}",
+        page.text
+    );
     let model = json!({ "publicModelName": "fast", "upstreamModel": "openai/gpt-4o-mini",
                         "apiBase": "https://api.openai.com/v1", "providerCredentialId": credential_id, "isDefault": true });
     let made = owner.call(Method::POST, "/api/v1/models", Some(model)).await;

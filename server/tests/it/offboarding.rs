@@ -77,7 +77,10 @@ async fn suspension_and_removal_end_sessions_and_block_the_key(pool: PgPool) {
     tenants::insert(&silo_db, "ana", &fields, "sign-in").await.unwrap();
     let secrets = Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap());
     let sealed = secrets.seal(b"sk-openai-secret", "credential:openai").unwrap();
-    let cred = models::insert_credential(&silo_db, "openai", "openai", None, &sealed, "…cret").await.unwrap();
+    let cred =
+        models::insert_credential(&silo_db, "openai", "openai", None, &models::KeySource::Sealed(&sealed, "…cret"))
+            .await
+            .unwrap();
     let definition = DefinitionFields {
         public_name: "fast",
         upstream_model: "openai/gpt-4o-mini",

@@ -25,6 +25,16 @@ pub struct CredentialView {
     pub used_by: i64,
     /// Last change (rotation).
     pub updated_at: DateTime<Utc>,
+    /// The Kubernetes Secret holding the key (`name` or `name/key` in the silo's namespace),
+    /// for a credential whose key is not stored here.
+    #[serde(default)]
+    pub secret_ref: Option<String>,
+    /// Why that Secret could not be read on the last pass (`null`: it was, or not tried yet).
+    #[serde(default)]
+    pub secret_status: Option<String>,
+    /// When a pass last read (or tried to read) it.
+    #[serde(default)]
+    pub secret_checked_at: Option<DateTime<Utc>>,
 }
 
 /// Add a credential, or rotate one (`name` and `provider` are then ignored).
@@ -38,9 +48,14 @@ pub struct CredentialRequest {
     /// Provider.
     #[serde(default)]
     pub provider: String,
-    /// The provider API key (write-only).
+    /// The provider API key (write-only), sealed in the silo's database.
     #[serde(default)]
     pub api_key: String,
+    /// Instead of a key: a Secret of the silo's namespace that holds it (`name`, key `api-key`, or
+    /// `name/key`), read when LiteLLM is converged and never stored here (the original's
+    /// `secretRef`).
+    #[serde(default)]
+    pub secret_ref: Option<String>,
     /// API base.
     #[serde(default)]
     pub api_base: Option<String>,

@@ -9,7 +9,7 @@ use super::EnforcementBanner;
 use crate::{
     api::silo::load_models,
     components::{
-        feedback::{ErrorView, Notice},
+        feedback::{Badge, ErrorView, Notice},
         format::timestamp,
         layout::PageHeader,
         table::{DataTable, EmptyState},
@@ -38,8 +38,10 @@ fn credential_fields() -> Vec<FormField> {
         FormField::new("name", "Name", FieldKind::Text).required().hint("e.g. openai-main"),
         FormField::new("provider", "Provider", FieldKind::Select(options(&providers))).value("openai"),
         FormField::new("apiKey", "API key", FieldKind::Password)
-            .required()
-            .hint("Stored encrypted; it is never shown again, only its last four characters."),
+            .hint("Stored encrypted; it is never shown again, only its last four characters. Or leave it empty and name the Secret holding it."),
+        FormField::new("secretRef", "Or: Kubernetes Secret", FieldKind::Text).hint(
+            "A Secret of this silo's namespace that you manage: name (key api-key) or name/key. Read at every pass, never stored here.",
+        ),
         FormField::new("apiBase", "API base", FieldKind::Text).hint("Only for Azure or OpenAI-compatible endpoints."),
     ]
 }
@@ -115,7 +117,13 @@ fn Models(o: ModelsOverview) -> impl IntoView {
             <tr>
                 <td>{c.name.clone()}</td>
                 <td>{c.provider.clone()}</td>
-                <td class="mono">{c.hint.clone()}</td>
+                <td>
+                    {match &c.secret_ref {
+                        Some(reference) => view! { <span class="mono">{format!("Secret {reference}")}</span> }.into_any(),
+                        None => view! { <span class="mono">{c.hint.clone()}</span> }.into_any(),
+                    }}
+                    {c.secret_status.clone().map(|problem| view! { " " <Badge text=problem tone="bad" /> })}
+                </td>
                 <td>{c.api_base.clone().unwrap_or_default()}</td>
                 <td>{c.used_by}</td>
                 <td class="nowrap">{timestamp(c.updated_at)}</td>

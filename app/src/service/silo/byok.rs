@@ -63,8 +63,12 @@ pub async fn set(state: &AppState, caller: &Caller, provider: &str, req: ByokReq
     let seeds = catalogue(provider).ok_or_else(|| no_quick_setup(provider))?;
     let name = credential_name(provider);
     let existing = models::list_credentials(state, caller).await?.into_iter().find(|c| c.name == name);
-    let key =
-        CredentialRequest { name: name.clone(), provider: provider.to_owned(), api_key: req.api_key, api_base: None };
+    let key = CredentialRequest {
+        name: name.clone(),
+        provider: provider.to_owned(),
+        api_key: req.api_key,
+        ..Default::default()
+    };
     match existing {
         Some(c) => models::rotate_credential(state, caller, &c.id, key).await?,
         None => models::add_credential(state, caller, key).await?,

@@ -32,6 +32,9 @@ fn credential_view(r: model_db::CredentialRow) -> CredentialView {
         hint: r.hint,
         used_by: r.used_by,
         updated_at: r.updated_at,
+        secret_ref: r.secret_ref,
+        secret_status: r.secret_status,
+        secret_checked_at: r.secret_checked_at,
     }
 }
 
@@ -46,6 +49,73 @@ fn public_name_ok(name: &str) -> bool {
 /// A provider key as pasted: at least 8 characters, no white space.
 fn api_key_ok(key: &str) -> bool {
     key.len() >= 8 && !key.contains(char::is_whitespace)
+}
+
+/// `name` or `name/key`: a Secret name (a DNS subdomain) and an optional data key.
+fn secret_ref_ok(reference: &str) -> bool {
+    let (name, key) = reference.split_once('/').map_or((reference, None), |(n, k)| (n, Some(k)));
+    let name_ok = (1..=253).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let key_ok = key.is_none_or(|k| {
+        (1..=253).contains(&k.len()) && k.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+    });
+    name_ok && key_ok
+}
+
+/// Where a new or rotated credential's key is to be: pasted (sealed here) or in a Secret.
+enum NewKey {
+    Pasted(String),
+    Secret(String),
+}
+
+/// Reads `apiKey` or `secretRef` (exactly one) from `req`; what is wrong goes into `errors` (the
+/// answer is then not to be used).
+fn new_key(req: &CredentialRequest, errors: &mut FieldErrors) -> NewKey {
+    let key = req.api_key.trim().to_owned();
+    let reference = req.secret_ref.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned);
+    match (key.is_empty(), reference) {
+        (false, Some(_)) => {
+            errors.add("secretRef", "Give either the key (apiKey) or the Secret holding it (secretRef), not both.");
+            NewKey::Pasted(key)
+        }
+        (true, Some(r)) if secret_ref_ok(&r) => NewKey::Secret(r),
+        (true, Some(_)) => {
+            errors.add(
+                "secretRef",
+                "A Secret of this silo's namespace: name or name/key (a lowercase name; a key of letters, digits, -, _ or .).",
+            );
+            NewKey::Secret(String::new())
+        }
+        (_, None) if api_key_ok(&key) => NewKey::Pasted(key),
+        (_, None) => {
+            errors.add(
+                "apiKey",
+                "Paste the provider's API key (at least 8 characters, no spaces), or name the Secret holding it (secretRef).",
+            );
+            NewKey::Pasted(key)
+        }
+    }
+}
+
+/// Runs `write` with where the key is to be: sealed under the credential's `name`, or the Secret.
+async fn with_source<T>(
+    silo: &crate::state::SiloSettings,
+    caller: &Caller,
+    name: &str,
+    key: &NewKey,
+    write: impl AsyncFnOnce(&model_db::KeySource<'_>) -> Result<T, AppError>,
+) -> Result<T, AppError> {
+    match key {
+        NewKey::Secret(reference) => write(&model_db::KeySource::SecretRef(reference)).await,
+        NewKey::Pasted(key) => {
+            let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
+            let sealed =
+                secrets.seal(key.as_bytes(), &format!("credential:{name}")).map_err(|e| internal(caller, &e))?;
+            write(&model_db::KeySource::Sealed(&sealed, &seal::hint(key))).await
+        }
+    }
 }
 
 fn api_base_ok(base: &str) -> bool {
@@ -144,24 +214,22 @@ fn credential_not_found(id: &str) -> AppError {
     not_found("CREDENTIAL_NOT_FOUND", format!("No credential with id “{id}” exists in this silo."))
 }
 
-/// Stores a provider credential (sealed).
+/// Stores a provider credential: its key sealed, or a reference to the Secret holding it.
 pub async fn add_credential(
     state: &AppState,
     caller: &Caller,
     req: CredentialRequest,
 ) -> Result<CredentialView, AppError> {
-    let name = req.name.trim().to_owned();
+    let provider = req.provider.trim().to_owned();
+    // The original's clients send no name: a credential is named after its provider then.
+    let name = Some(req.name.trim()).filter(|n| !n.is_empty()).unwrap_or(&provider).to_owned();
     let silo = admin_write(state, caller, "credential.create", &name).await?;
     let mut errors = FieldErrors::new();
     errors.check("name", dns_label("Name", &name));
-    let provider = req.provider.trim().to_owned();
     if !PROVIDERS.contains(&provider.as_str()) {
         errors.add("provider", format!("Choose one of {}.", PROVIDERS.join(", ")));
     }
-    let key = req.api_key.trim().to_owned();
-    if !api_key_ok(&key) {
-        errors.add("apiKey", "Paste the provider's API key (at least 8 characters, no spaces).");
-    }
+    let key = new_key(&req, &mut errors);
     let base = req.api_base.as_deref().map(str::trim).filter(|b| !b.is_empty()).map(str::to_owned);
     if base.as_deref().is_some_and(|b| !api_base_ok(b)) {
         errors.add("apiBase", "An http(s):// URL, or empty for the provider's default.");
@@ -169,20 +237,24 @@ pub async fn add_credential(
     if provider == "openai-compatible" && base.is_none() {
         errors.add("apiBase", "An OpenAI-compatible provider needs its URL.");
     }
-    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
-    let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
-    let sealed = secrets.seal(key.as_bytes(), &format!("credential:{name}")).map_err(|e| internal(caller, &e))?;
+    let key = errors.into_result(key).map_err(|fields| AppError::Validation { fields })?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
-    let id = model_db::insert_credential(&mut *tx, &name, &provider, base.as_deref(), &sealed, &seal::hint(&key))
-        .await
-        .map_err(|e| match e {
+    let id = with_source(silo, caller, &name, &key, async |source| {
+        model_db::insert_credential(&mut *tx, &name, &provider, base.as_deref(), source).await.map_err(|e| match e {
             DbError::UniqueViolation { .. } => {
                 conflict("CREDENTIAL_EXISTS", "name", "A credential with this name exists.".into())
             }
             other => db_failure(caller, other),
-        })?;
+        })
+    })
+    .await?;
     // Metadata only: the key never reaches the log.
-    finish(tx, silo, caller, "credential.create", &name, json!({ "id": id, "provider": provider })).await?;
+    let reference = match &key {
+        NewKey::Secret(r) => Some(r.as_str()),
+        NewKey::Pasted(_) => None,
+    };
+    let meta = json!({ "id": id, "provider": provider, "secretRef": reference });
+    finish(tx, silo, caller, "credential.create", &name, meta).await?;
     credential(state, caller, id).await
 }
 
@@ -196,7 +268,8 @@ async fn credential(state: &AppState, caller: &Caller, id: Uuid) -> Result<Crede
         .ok_or_else(|| credential_not_found(&id.to_string()))
 }
 
-/// Replaces a credential's key (rotation); deployments using it switch on the next pass.
+/// Replaces a credential's key (rotation), or moves it between a sealed key and a Secret
+/// reference; deployments using it switch on the next pass.
 pub async fn rotate_credential(
     state: &AppState,
     caller: &Caller,
@@ -205,16 +278,16 @@ pub async fn rotate_credential(
 ) -> Result<CredentialView, AppError> {
     let silo = admin_write(state, caller, "credential.rotate", id).await?;
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| credential_not_found(id))?;
-    let key = req.api_key.trim().to_owned();
-    if !api_key_ok(&key) {
-        return Err(AppError::field("apiKey", "Paste the new API key (at least 8 characters, no spaces)."));
-    }
+    let mut errors = FieldErrors::new();
+    let key = new_key(&req, &mut errors);
+    let key = errors.into_result(key).map_err(|fields| AppError::Validation { fields })?;
     let current = credential(state, caller, uuid).await?;
-    let secrets = silo.portal.secrets.as_ref().ok_or_else(secrets_missing)?;
-    let sealed =
-        secrets.seal(key.as_bytes(), &format!("credential:{}", current.name)).map_err(|e| internal(caller, &e))?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
-    if !model_db::rotate_credential(&mut *tx, uuid, &sealed, &seal::hint(&key)).await.or_fail(caller)? {
+    let found = with_source(silo, caller, &current.name, &key, async |source| {
+        model_db::rotate_credential(&mut *tx, uuid, source).await.or_fail(caller)
+    })
+    .await?;
+    if !found {
         return Err(credential_not_found(id));
     }
     finish(tx, silo, caller, "credential.rotate", &current.name, json!({ "id": uuid })).await?;

@@ -71,7 +71,9 @@ async fn world(pool: PgPool) -> World {
     let eng = groups::insert(&pool, "eng", "team", "", "local").await.unwrap();
     groups::set_members(&pool, eng, &["ana".into()]).await.unwrap();
     let sealed = secrets.seal(b"sk-openai-secret", "credential:openai").unwrap();
-    let cred = models::insert_credential(&pool, "openai", "openai", None, &sealed, "…cret").await.unwrap();
+    let cred = models::insert_credential(&pool, "openai", "openai", None, &models::KeySource::Sealed(&sealed, "…cret"))
+        .await
+        .unwrap();
     let def = |public_name, upstream_model, weight| DefinitionFields {
         public_name,
         upstream_model,
@@ -374,4 +376,94 @@ async fn token_counts_are_ingested_with_the_spend(pool: PgPool) {
     w.reconciler.pass(now).await.unwrap();
     let again = budgets::token_usage(&w.pool, at(2026, 11, 1, 0, 0), at(2026, 12, 1, 0, 0)).await.unwrap();
     assert_eq!(again, usage);
+}
+
+/// A credential whose key stays in a Kubernetes Secret of the silo's namespace (the original's
+/// `secretRef`), against the fake API server (`opencrane-fake-kube`, no kube-apiserver runs here):
+/// a missing Secret or key is said on the credential and the pass, nothing is pushed; once the
+/// Secret holds the key LiteLLM gets it (never the database); a changed key is pushed again; a
+/// converged pass pushes nothing. Outside Kubernetes the credential says why it cannot be read.
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn a_secret_referenced_key_is_read_at_each_pass_and_its_problems_are_shown(pool: PgPool) {
+    use k8s_openapi::{ByteString, api::core::v1::Secret};
+    use kube::api::{ObjectMeta, PostParams};
+    use opencrane_portal::secrets::SecretReader;
+
+    const NS: &str = "opencrane-acme";
+    let server = opencrane_fake_kube::FakeApiServer::start().await.unwrap();
+    let kube = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
+    let namespace = k8s_openapi::api::core::v1::Namespace {
+        metadata: ObjectMeta { name: Some(NS.into()), ..Default::default() },
+        ..Default::default()
+    };
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(kube.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let w = world(pool).await;
+    let id = models::insert_credential(
+        &w.pool,
+        "anthropic",
+        "anthropic",
+        None,
+        &models::KeySource::SecretRef("llm/anthropic"),
+    )
+    .await
+    .unwrap();
+    let status = |pool: PgPool| async move {
+        models::credentials(&pool).await.unwrap().into_iter().find(|c| c.id == id).unwrap().secret_status
+    };
+    let now = at(2026, 11, 15, 12, 0);
+
+    // Outside Kubernetes: said, not pushed, the rest of the pass goes on.
+    let report = w.reconciler.pass(now).await.unwrap();
+    assert!(report.failures.iter().any(|f| f.contains("outside Kubernetes")), "{report:?}");
+    assert!(status(w.pool.clone()).await.unwrap().contains("outside Kubernetes"));
+    assert!(!w.fake.credentials().contains_key("opencrane.acme.anthropic"));
+    assert!(w.fake.credentials().contains_key("opencrane.acme.openai"), "the sealed credential still went");
+
+    let reconciler = Reconciler::new(
+        "acme",
+        w.pool.clone(),
+        LiteLlm::new(&w.fake.url, MASTER).unwrap(),
+        Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap()),
+    )
+    .with_secret_reader(SecretReader::new(kube.clone(), NS));
+    let report = reconciler.pass(now).await.unwrap();
+    assert!(report.failures.iter().any(|f| f.contains("“llm” does not exist")), "{report:?}");
+    assert_eq!(
+        status(w.pool.clone()).await.as_deref(),
+        Some("Secret “llm” does not exist in namespace “opencrane-acme”.")
+    );
+
+    let secrets: kube::Api<Secret> = kube::Api::namespaced(kube.clone(), NS);
+    let mut secret = Secret {
+        metadata: ObjectMeta { name: Some("llm".into()), ..Default::default() },
+        data: Some([("openai".to_owned(), ByteString(b"sk-x".to_vec()))].into()),
+        ..Default::default()
+    };
+    secrets.create(&PostParams::default(), &secret).await.unwrap();
+    reconciler.pass(now).await.unwrap();
+    assert_eq!(status(w.pool.clone()).await.as_deref(), Some("Secret “llm” has no key “anthropic” (it has openai)."));
+
+    secret.data = Some([("anthropic".to_owned(), ByteString(b"sk-ant-first".to_vec()))].into());
+    secrets.replace("llm", &PostParams::default(), &secret).await.unwrap();
+    let report = reconciler.pass(now).await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!(status(w.pool.clone()).await, None, "read");
+    let pushed = &w.fake.credentials()["opencrane.acme.anthropic"];
+    assert_eq!(pushed["credential_values"]["api_key"], "sk-ant-first");
+    assert_eq!(models::credential_secret(&w.pool, id).await.unwrap(), None, "never stored in the database");
+
+    w.fake.take_calls();
+    reconciler.pass(now).await.unwrap();
+    let calls = w.fake.take_calls();
+    assert!(!calls.iter().any(|c| c == "credentials/new" || c == "credentials/delete"), "converged: {calls:?}");
+
+    // The operator rotates the key in the Secret: the next pass pushes it.
+    secret.data = Some([("anthropic".to_owned(), ByteString(b"sk-ant-second".to_vec()))].into());
+    secrets.replace("llm", &PostParams::default(), &secret).await.unwrap();
+    let report = reconciler.pass(now).await.unwrap();
+    assert_eq!(report.credentials_pushed, 1, "{report:?}");
+    assert_eq!(w.fake.credentials()["opencrane.acme.anthropic"]["credential_values"]["api_key"], "sk-ant-second");
 }

@@ -1041,7 +1041,7 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "post",
             "/providers/credentials",
-            "Store a provider key (sealed; never returned)",
+            "Store a provider key (sealed; never returned), or a reference to the Kubernetes Secret holding it (secretRef: read at each pass, never stored)",
             Some("CredentialRequest"),
             201,
             credential.clone(),
@@ -1057,7 +1057,7 @@ fn silo_operations(schemas: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "put",
             "/providers/credentials/{id}",
-            "Rotate a provider key {apiKey}",
+            "Rotate a provider key {apiKey}, or point the credential at a Secret {secretRef}",
             Some("CredentialRequest"),
             200,
             credential.clone(),
@@ -1196,8 +1196,10 @@ fn with_silo_schemas(mut components: Value) -> Value {
             "scope": { "enum": ["silo", "group", "user", "global", "clusterTenant"] }, "target": opt, "model": text, "defaultModel": text } },
         "FallbackRequest": { "type": "object", "required": ["publicName"], "properties": { "publicName": text, "chain": list } },
         "RouteTestRequest": { "type": "object", "required": ["user"], "properties": { "user": text, "model": opt } },
-        "CredentialRequest": { "type": "object", "required": ["apiKey"], "properties": {
-            "name": text, "provider": { "enum": ["openai", "anthropic", "azure", "gemini", "mistral", "openai-compatible"] }, "apiKey": text, "apiBase": opt } },
+        "CredentialRequest": { "type": "object", "description": "Exactly one of apiKey (sealed here) and secretRef (a Secret of the silo's namespace: name, key api-key, or name/key); name defaults to the provider",
+            "properties": {
+            "name": text, "provider": { "enum": ["openai", "anthropic", "azure", "gemini", "mistral", "openai-compatible"] }, "apiKey": text,
+            "secretRef": { "type": "string", "pattern": "^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(/[-._a-zA-Z0-9]{1,253})?$" }, "apiBase": opt } },
     });
     if let (Some(target), Value::Object(extra)) =
         (components.get_mut("schemas").and_then(Value::as_object_mut), schemas)
