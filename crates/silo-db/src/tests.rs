@@ -333,7 +333,8 @@ mod portal {
         let defs = models::definitions(&pool).await.unwrap();
         assert_eq!(defs.len(), 2);
         assert_eq!(defs[0].credential_name.as_deref(), Some("openai-main"));
-        assert_eq!(models::credentials(&pool).await.unwrap()[0].used_by, 2);
+        let listed = models::credentials(&pool).await.unwrap();
+        assert_eq!(listed.iter().find(|c| c.id == cred).map(|c| c.used_by), Some(2));
         assert!(matches!(
             models::delete_credential(&pool, cred).await,
             Err(opencrane_db::Error::ForeignKeyViolation { .. })
