@@ -9,6 +9,7 @@ use serde_json::Value;
 
 /// The issuer as `GET /api/v1/platform/dns` answers it (no secret in it).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct IssuerSummary {
     /// Whether the issuer exists.

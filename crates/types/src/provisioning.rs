@@ -10,6 +10,7 @@ use crate::spelled;
 /// spelling is [`StepId::as_str`]; the condition on the custom resource is
 /// [`StepId::condition_type`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum StepId {
     /// Namespace `opencrane-<name>` with ownership and Pod Security labels.
@@ -86,6 +87,7 @@ impl StepId {
 
 /// The state of one step, as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum StepState {
     /// Not reached yet.

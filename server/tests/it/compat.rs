@@ -507,3 +507,57 @@ async fn one_provider_key_gives_working_models(pool: sqlx::PgPool) {
         owner.call(Method::PUT, "/api/v1/providers/keys/openai", Some(json!({ "apiKey": "sk-x-123456" }))).await;
     assert_eq!((retired.status, retired.json()["code"].clone()), (StatusCode::GONE, json!("ROUTE_RETIRED")));
 }
+
+/// The fleet's answers match the response schemas its document declares, which are generated
+/// from the same wire types the handlers serialise (a drift between the two fails here): a
+/// customer, its list, provisioning and status, members (added, invited, suspended), invitations
+/// and the caller's billing account.
+#[sqlx::test(migrations = false)]
+async fn the_fleets_answers_match_their_declared_schemas(pool: sqlx::PgPool) {
+    use crate::support::{Features, send};
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let doc = send(&fleet, Method::GET, "/api/v1/openapi.json", None, true).await.json();
+    let call = |method: Method, path: String, body: Option<Value>| {
+        let fleet = fleet.clone();
+        async move { send(&fleet, method, &path, body.map(|b| b.to_string()).as_deref(), true).await }
+    };
+    let created =
+        call(Method::POST, "/api/v1/cluster-tenants".into(), serde_json::from_str(&support::create_body("acme")).ok())
+            .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    assert_declared(&doc, "post", "/cluster-tenants", 201, &created.json());
+    let member = call(
+        Method::POST,
+        "/api/v1/cluster-tenants/acme/members".into(),
+        Some(json!({ "subject": "ana", "role": "admin" })),
+    )
+    .await;
+    assert_declared(&doc, "post", "/cluster-tenants/{name}/members", 201, &member.json());
+    let invited = call(
+        Method::POST,
+        "/api/v1/cluster-tenants/acme/members".into(),
+        Some(json!({ "email": "bo@acme.test", "role": "member" })),
+    )
+    .await;
+    assert_declared(&doc, "post", "/cluster-tenants/{name}/members", 201, &invited.json());
+    let suspended = call(Method::POST, "/api/v1/cluster-tenants/acme/members/ana/suspend".into(), None).await;
+    assert_declared(&doc, "post", "/cluster-tenants/{name}/members/{subject}/suspend", 200, &suspended.json());
+    let samples = [
+        ("/cluster-tenants", "/api/v1/cluster-tenants"),
+        ("/cluster-tenants/{name}", "/api/v1/cluster-tenants/acme"),
+        ("/cluster-tenants/{name}/provisioning", "/api/v1/cluster-tenants/acme/provisioning"),
+        ("/cluster-tenants/{name}/status", "/api/v1/cluster-tenants/acme/status"),
+        ("/cluster-tenants/{name}/members", "/api/v1/cluster-tenants/acme/members"),
+        ("/cluster-tenants/{name}/invitations", "/api/v1/cluster-tenants/acme/invitations"),
+    ];
+    for (documented, path) in samples {
+        let answer = call(Method::GET, path.into(), None).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.text);
+        assert_declared(&doc, "get", documented, 200, &answer.json());
+    }
+    // A wrong answer is caught (the check can fail).
+    let mut wrong = call(Method::GET, "/api/v1/cluster-tenants/acme".into(), None).await.json();
+    wrong["isolationTier"] = json!("everywhere");
+    assert!(!declared_errors(&doc, "get", "/cluster-tenants/{name}", 200, &wrong).is_empty());
+}

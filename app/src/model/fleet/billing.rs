@@ -13,6 +13,7 @@ pub struct BillingAccountRequest {
 
 /// A billing account.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BillingAccount {
     /// Account id.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One host of a customer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DnsHostView {
     /// The host.
@@ -125,6 +126,7 @@ pub struct CustomerDns {
 /// ClusterIssuer customers' certificates come from, as the cluster has it. The solver's token is
 /// never in it: only whether one is set and when it last changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformDnsView {
     /// Whether this fleet reaches a Kubernetes API server (else nothing below is known).

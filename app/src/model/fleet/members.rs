@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// A member of a customer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MemberView {
     /// The person's IdP subject.
@@ -42,6 +43,7 @@ pub struct MemberRequest {
 
 /// A pending invitation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InvitationView {
     /// The invited address.
@@ -58,6 +60,7 @@ pub struct InvitationView {
 
 /// What an add by e-mail did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InvitationChange {
     /// The invitation now.
@@ -99,6 +102,7 @@ pub struct Admitted {
 
 /// What an add or change did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MemberChange {
     /// The member now.

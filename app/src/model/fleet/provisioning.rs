@@ -11,6 +11,7 @@ pub use opencrane_types::{StepId, StepState};
 
 /// One row of the checklist.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StepView {
     /// Which step.
@@ -42,6 +43,7 @@ impl StepView {
 
 /// The whole checklist of one ClusterTenant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ProvisioningView {
     /// The ClusterTenant.

@@ -3,6 +3,13 @@
 
 use app::{
     model::{
+        fleet::{
+            billing::BillingAccount,
+            cluster_tenant::{ClusterTenant, ClusterTenantStatus},
+            dns::{DnsHostView, PlatformDnsView},
+            members::{InvitationChange, InvitationView, MemberChange, MemberView},
+            provisioning::ProvisioningView,
+        },
         session::AccessTokenView,
         silo::{
             BudgetOverview, ByokOutcome, ByokStatus, CredentialView, DefaultView, DeploymentView, EffectiveAccess,
@@ -106,28 +113,28 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     path: "/cluster-tenants",
                     summary: "All ClusterTenants, oldest first (optional ?limit=&offset=; X-Total-Count header)",
                     body: None,
-                    ok: (200, json!({ "type": "array", "items": schema("ClusterTenant") })),
+                    ok: (200, json!({ "type": "array", "items": typed::<ClusterTenant>(schemas) })),
                 },
                 Operation {
                     method: "post",
                     path: "/cluster-tenants",
                     summary: "Create a ClusterTenant (phase pending) with its first Owner; a name whose deleted customer's data was kept answers 409 NAME_RETAINED (operators may re-attach with reattachRetained)",
                     body: Some("ClusterTenantCreateRequest"),
-                    ok: (201, schema("ClusterTenant")),
+                    ok: (201, typed::<ClusterTenant>(schemas)),
                 },
                 Operation {
                     method: "get",
                     path: "/cluster-tenants/{name}",
                     summary: "One ClusterTenant",
                     body: None,
-                    ok: (200, schema("ClusterTenant")),
+                    ok: (200, typed::<ClusterTenant>(schemas)),
                 },
                 Operation {
                     method: "put",
                     path: "/cluster-tenants/{name}",
                     summary: "Update the desired state; absent fields keep their value. Suspension, quota, seats, tier, compute, version and retention are platform operators' (403 FORBIDDEN_NOT_PLATFORM_OPERATOR for a customer's own admins)",
                     body: Some("ClusterTenantUpdateRequest"),
-                    ok: (200, schema("ClusterTenant")),
+                    ok: (200, typed::<ClusterTenant>(schemas)),
                 },
                 Operation {
                     method: "delete",
@@ -141,7 +148,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     path: "/cluster-tenants/{name}/provisioning",
                     summary: "The provisioning checklist: every step with its state, reason, message, action and timing",
                     body: None,
-                    ok: (200, schema("ProvisioningView")),
+                    ok: (200, typed::<ProvisioningView>(schemas)),
                 },
                 op(
                     "get",
@@ -149,7 +156,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     "The customer's members, owners first (owners, admins and operators)",
                     None,
                     200,
-                    json!({ "type": "array", "items": schema("Member") }),
+                    json!({ "type": "array", "items": typed::<MemberView>(schemas) }),
                 ),
                 op(
                     "post",
@@ -157,7 +164,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     "Add a member (takes a seat: 409 SEAT_CAP_EXCEEDED when none is free) or change a role (201 created, 200 changed; only owners give or take Owner; 409 LAST_OWNER). With {email, role} and no subject: invite that person (201 {email, role, status: invited, invitedBy, createdAt, created}; no seat until their first sign-in with the address verified)",
                     Some("MemberRequest"),
                     201,
-                    json!({ "allOf": [schema("Member"), { "type": "object", "properties": { "created": { "type": "boolean" }, "zitadelSeated": { "type": "boolean" } } }] }),
+                    json!({ "oneOf": [typed::<MemberChange>(schemas), typed::<InvitationChange>(schemas)] }),
                 ),
                 op(
                     "delete",
@@ -173,7 +180,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     "Suspend a member: no access, the seat is freed (409 LAST_OWNER for the last active owner)",
                     None,
                     200,
-                    schema("Member"),
+                    typed::<MemberView>(schemas),
                 ),
                 op(
                     "get",
@@ -181,7 +188,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     "The customer's pending invitations, oldest first",
                     None,
                     200,
-                    json!({ "type": "array", "items": schema("Invitation") }),
+                    json!({ "type": "array", "items": typed::<InvitationView>(schemas) }),
                 ),
                 op(
                     "delete",
@@ -197,7 +204,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     "Reactivate a member: takes a seat again (409 SEAT_CAP_EXCEEDED when none is free)",
                     None,
                     200,
-                    schema("Member"),
+                    typed::<MemberView>(schemas),
                 ),
                 op(
                     "post",
@@ -205,7 +212,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     "Check the customer's DNS records (at the zone's authoritative nameservers) and the certificates its hosts serve now (probing: false when the fleet has no base domain or ingress address: nothing is checked)",
                     None,
                     200,
-                    json!({ "type": "object", "properties": { "name": { "type": "string" }, "phase": { "type": "string" }, "probing": { "type": "boolean" }, "dns": { "type": "array", "items": schema("DnsHost") } } }),
+                    json!({ "type": "object", "properties": { "name": { "type": "string" }, "phase": { "type": "string" }, "probing": { "type": "boolean" }, "dns": { "type": "array", "items": typed::<DnsHostView>(schemas) } } }),
                 ),
                 Operation {
                     method: "post",
@@ -233,7 +240,7 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     path: "/cluster-tenants/{name}/status",
                     summary: "Observed status only",
                     body: None,
-                    ok: (200, schema("ClusterTenantStatus")),
+                    ok: (200, typed::<ClusterTenantStatus>(schemas)),
                 },
             ]);
         }
@@ -249,14 +256,14 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                 path: "/platform/dns",
                 summary: "Operators: the platform's cert-manager ACME ClusterIssuer as the cluster has it (its Ready condition; the token only as tokenSet/tokenChangedAt)",
                 body: None,
-                ok: (200, schema("PlatformDns")),
+                ok: (200, typed::<PlatformDnsView>(schemas)),
             },
             Operation {
                 method: "put",
                 path: "/platform/dns",
                 summary: "Operators: write the DNS-01 issuer and its solver Secret opencrane-dns01-<provider> (400 naming provider, zone or email; 422 DNS_PROVIDER_MISCONFIGURED; 409 ISSUER_NOT_MANAGED when the chart owns the issuer)",
                 body: Some("PlatformDnsRequest"),
-                ok: (200, schema("PlatformDns")),
+                ok: (200, typed::<PlatformDnsView>(schemas)),
             },
             Operation {
                 method: "get",
@@ -321,14 +328,14 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     path: "/billing-accounts",
                     summary: "Create (201) or update (200) the caller's billing account",
                     body: Some("BillingAccountRequest"),
-                    ok: (200, schema("BillingAccount")),
+                    ok: (200, typed::<BillingAccount>(schemas)),
                 },
                 Operation {
                     method: "get",
                     path: "/billing-accounts/me",
                     summary: "The caller's billing account (404 BILLING_ACCOUNT_NOT_FOUND)",
                     body: None,
-                    ok: (200, schema("BillingAccount")),
+                    ok: (200, typed::<BillingAccount>(schemas)),
                 },
             ]);
         }
@@ -368,8 +375,6 @@ fn components() -> Value {
         }
     });
     let step_ids: Vec<&str> = app::model::fleet::provisioning::StepId::ALL.iter().map(|s| s.as_str()).collect();
-    let step_states = ["pending", "running", "done", "failed", "skipped", "removing", "removed", "retained"];
-    let phase = json!({ "type": "string", "enum": app::model::fleet::cluster_tenant::Phase::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>() });
     json!({
         "schemas": {
             "Error": {
@@ -379,8 +384,8 @@ fn components() -> Value {
                     "fields": { "type": "object", "additionalProperties": { "type": "string" }, "description": "Field path → message" }
                 }
             },
-            "Quota": quota,
-            "Compute": compute,
+            "QuotaRequest": quota,
+            "ComputeRequest": compute,
             "ClusterTenantCreateRequest": {
                 "type": "object", "additionalProperties": false,
                 "required": ["name", "displayName", "isolationTier", "compute", "resources"],
@@ -389,25 +394,14 @@ fn components() -> Value {
                     "displayName": { "type": "string", "minLength": 1, "maxLength": 128 },
                     "vanityDomain": opt_text,
                     "isolationTier": tier,
-                    "compute": schema("Compute"),
-                    "resources": { "type": "object", "required": ["quota"], "properties": { "quota": schema("Quota") } },
+                    "compute": schema("ComputeRequest"),
+                    "resources": { "type": "object", "required": ["quota"], "properties": { "quota": schema("QuotaRequest") } },
     "seatCap": count,
                     "terminationPolicy": { "enum": ["Retain", "Delete"], "description": "What deletion does with the database; default Retain" },
                     "reattachRetained": { "type": "boolean", "description": "Platform operators only: give out a name held by a deleted customer's retained data and re-attach that data (audited)" },
                     "siloVersion": opt_text,
                     "suspended": { "type": "boolean" },
                     "owner": { "type": "object", "properties": { "subject": text, "email": opt_text }, "description": "First Owner; defaults to the signed-in person, required for token callers" }
-                }
-            },
-            "Member": {
-                "type": "object",
-                "properties": {
-                    "subject": { "type": "string" },
-                    "role": { "enum": ["owner", "admin", "member"] },
-                    "status": { "enum": ["active", "suspended"] },
-                    "createdAt": { "type": "string", "format": "date-time" },
-                    "updatedAt": { "type": "string", "format": "date-time" },
-                    "lastSignInAt": { "type": ["string", "null"], "format": "date-time", "description": "The member's last sign-in to the customer's silo, as the silo reported it" }
                 }
             },
             "MemberRequest": {
@@ -419,40 +413,12 @@ fn components() -> Value {
                     "role": { "type": "string", "description": "owner, admin or member (Owner/Admin/Member accepted); default member" }
                 }
             },
-            "DnsHost": {
-                "type": "object",
-                "properties": {
-                    "host": { "type": "string" },
-                    "kind": { "enum": ["canonical", "vanity"] },
-                    "recordState": { "enum": ["resolves", "missing", "wrongAddress", "unreachable"] },
-                    "expected": { "type": ["string", "null"] },
-                    "got": { "type": "array", "items": { "type": "string" } },
-                    "ownership": { "type": ["string", "null"], "description": "external-dns's TXT ownership record" },
-                    "certHealth": { "enum": ["valid", "expiring", "expired", "wrongName", "unreachable", null] },
-                    "certIssuer": { "type": ["string", "null"] },
-                    "certNames": { "type": "array", "items": { "type": "string" } },
-                    "certNotAfter": { "type": ["string", "null"], "format": "date-time" },
-                    "certDaysLeft": { "type": ["integer", "null"] },
-                    "problem": { "type": ["string", "null"] },
-                    "checkedAt": { "type": "string", "format": "date-time" }
-                }
-            },
-            "Invitation": {
-                "type": "object",
-                "properties": {
-                    "email": { "type": "string" },
-                    "role": { "enum": ["owner", "admin", "member"] },
-                    "status": { "const": "invited" },
-                    "invitedBy": { "type": "string" },
-                    "createdAt": { "type": "string", "format": "date-time" }
-                }
-            },
             "ClusterTenantUpdateRequest": {
                 "type": "object", "additionalProperties": false,
                 "properties": {
                     "displayName": text, "vanityDomain": opt_text, "isolationTier": tier,
-                    "compute": schema("Compute"),
-                    "resources": { "type": "object", "properties": { "quota": schema("Quota") } },
+                    "compute": schema("ComputeRequest"),
+                    "resources": { "type": "object", "properties": { "quota": schema("QuotaRequest") } },
                     "seatCap": count,
                     "terminationPolicy": { "enum": ["Retain", "Delete"] },
                     "siloVersion": opt_text,
@@ -472,80 +438,15 @@ fn components() -> Value {
                     "solverConfig": { "type": "object", "description": "the provider's solver block in cert-manager's field names" }
                 }
             },
-            "PlatformDns": {
-                "type": "object",
-                "properties": {
-                    "available": { "type": "boolean" }, "configured": { "type": "boolean" },
-                    "issuerName": { "type": "string" }, "issuerKind": { "const": "ClusterIssuer" }, "issuerNamespace": { "type": "string" },
-                    "provider": { "type": ["string", "null"] }, "zone": { "type": ["string", "null"] },
-                    "email": { "type": ["string", "null"] }, "server": { "type": ["string", "null"] },
-                    "ready": { "type": ["boolean", "null"] }, "message": { "type": ["string", "null"] },
-                    "secretName": { "type": ["string", "null"] }, "tokenSet": { "type": "boolean" },
-                    "tokenChangedAt": { "type": ["string", "null"], "format": "date-time" },
-                    "managedBy": { "type": ["string", "null"] }, "editable": { "type": "boolean" },
-                    "selfSigned": { "type": "boolean" }, "problem": { "type": ["string", "null"] }
-                }
-            },
             "RetryRequest": {
                 "type": "object", "additionalProperties": false,
                 "properties": { "step": { "enum": step_ids } }
-            },
-            "ProvisioningView": {
-                "type": "object", "required": ["name", "phase", "converged", "steps", "asOf"],
-                "properties": {
-                    "name": text, "phase": phase.clone(), "message": text, "siloUrl": text, "provisioner": text,
-                    "converged": { "type": "boolean" },
-                    "retained": { "type": "array", "items": text },
-                    "asOf": { "type": "string", "format": "date-time" },
-                    "steps": { "type": "array", "items": {
-                        "type": "object", "required": ["step", "state", "reason", "message"],
-                        "properties": {
-                            "step": { "enum": step_ids }, "state": { "enum": step_states },
-                            "reason": text, "message": text, "action": text,
-                            "startedAt": { "type": "string", "format": "date-time" },
-                            "finishedAt": { "type": "string", "format": "date-time" }
-                        }
-                    } }
-                }
-            },
-            "ClusterTenantStatus": {
-                "type": "object", "required": ["phase"],
-                "properties": {
-                    "phase": phase,
-                    "message": text, "boundNamespace": text, "provisioner": text, "siloUrl": text,
-                    "generation": { "type": "integer" }, "observedGeneration": { "type": "integer" },
-                    "retained": { "type": "array", "items": text, "description": "What the teardown kept" }
-                }
-            },
-            "ClusterTenant": {
-                "type": "object",
-                "required": ["name", "displayName", "isolationTier", "compute", "resources", "status", "createdAt", "updatedAt"],
-                "properties": {
-                    "name": text, "displayName": text, "vanityDomain": text, "isolationTier": tier,
-                    "compute": schema("Compute"),
-                    "resources": { "type": "object", "properties": { "quota": schema("Quota") } },
-                    "seatCap": { "type": "integer" }, "seatsUsed": { "type": "integer" },
-                    "zitadel": { "type": "object", "properties": { "clientId": opt_text, "orgId": opt_text, "redirectUri": opt_text } },
-                    "suspended": { "type": "boolean" },
-                    "terminationPolicy": { "enum": ["Retain", "Delete"] },
-                    "siloVersion": text,
-                    "status": schema("ClusterTenantStatus"),
-                    "createdAt": { "type": "string", "format": "date-time" },
-                    "updatedAt": { "type": "string", "format": "date-time" }
-                }
             },
             "BillingAccountRequest": { "type": "object", "additionalProperties": false, "properties": { "displayName": opt_text } },
             "RotateRequest": { "type": "object", "required": ["serviceAccountKey"], "properties": {
                 "serviceAccountKey": { "type": ["object", "string"], "description": "Zitadel's JSON key file {type, keyId, key, userId, expirationDate}" }
             } },
             "ReconcileRequest": { "type": "object", "additionalProperties": false, "properties": { "name": opt_text } },
-            "BillingAccount": {
-                "type": "object",
-                "properties": {
-                    "id": text, "subject": text, "email": opt_text, "displayName": opt_text,
-                    "createdAt": { "type": "string", "format": "date-time" }, "updatedAt": { "type": "string", "format": "date-time" }
-                }
-            },
             "AuthMe": {
                 "type": "object",
                 "properties": {

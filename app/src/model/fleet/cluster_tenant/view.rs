@@ -7,6 +7,7 @@ use super::*;
 
 /// The Zitadel identifiers of a customer's organisation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ZitadelIds {
     /// OIDC client id of the org's login app.
@@ -22,6 +23,7 @@ pub struct ZitadelIds {
 
 /// Observed status.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterTenantStatus {
     /// Lifecycle phase.
@@ -51,6 +53,7 @@ pub struct ClusterTenantStatus {
 
 /// `compute` in responses.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Compute {
     /// Mode.
@@ -62,6 +65,7 @@ pub struct Compute {
 
 /// `resources` in responses.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ResourcesView {
     /// The quota.
     pub quota: Quota,
@@ -70,6 +74,7 @@ pub struct ResourcesView {
 /// A ClusterTenant as the API returns it (the reference's response contract, plus timestamps
 /// and seats in use).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterTenant {
     /// Name.
