@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// `POST /api/v1/billing-accounts` body.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BillingAccountRequest {
     /// Optional display name.

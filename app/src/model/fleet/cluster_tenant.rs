@@ -24,6 +24,7 @@ pub use opencrane_types::{ComputeMode, IsolationTier, Phase, Quota, TerminationP
 
 /// `compute` of the create body.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ComputeRequest {
     /// Required.
@@ -34,6 +35,7 @@ pub struct ComputeRequest {
 
 /// `resources` of the create body.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Resources {
     /// Required by the reference ("resources.quota must be provided"); may be empty.
@@ -42,6 +44,7 @@ pub struct Resources {
 
 /// The IdP identity that becomes the first Owner.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OwnerRequest {
     /// IdP subject.
@@ -57,6 +60,7 @@ pub struct OwnerRequest {
 /// Required fields are `Option`s so that a missing one is reported as a field error by
 /// [`validate`] rather than as a decoding failure.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterTenantCreateRequest {
     /// The customer key: DB key, CR name and namespace suffix.
@@ -136,6 +140,7 @@ where
 /// value. `vanityDomain: ""` or `null` clears the domain; `seatCap: null` removes the cap.
 /// `name` and status fields are not writable.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterTenantUpdateRequest {
     /// New display name.
@@ -143,6 +148,7 @@ pub struct ClusterTenantUpdateRequest {
     pub display_name: Option<String>,
     /// New vanity domain, or clear it.
     #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
+    #[cfg_attr(feature = "ssr", schemars(with = "Option<String>"))]
     pub vanity_domain: Patch<String>,
     /// New tier.
     #[serde(default)]
@@ -155,12 +161,14 @@ pub struct ClusterTenantUpdateRequest {
     pub resources: Option<Resources>,
     /// New seat limit, or remove it.
     #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
+    #[cfg_attr(feature = "ssr", schemars(with = "Option<i64>"))]
     pub seat_cap: Patch<i64>,
     /// New termination policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination_policy: Option<TerminationPolicy>,
     /// New silo version pin, or follow the default again.
     #[serde(default, deserialize_with = "patch", skip_serializing_if = "is_keep")]
+    #[cfg_attr(feature = "ssr", schemars(with = "Option<String>"))]
     pub silo_version: Patch<String>,
     /// Suspend (`true`) or resume (`false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

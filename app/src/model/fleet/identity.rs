@@ -114,6 +114,7 @@ pub struct IdentityOverview {
 
 /// `POST /api/v1/admin/zitadel/sa-key:rotate` body: the key JSON, as an object or a string.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RotateRequest {
     /// The new key (Zitadel's JSON key file).
@@ -226,6 +227,7 @@ pub struct RotationView {
 
 /// `POST /api/v1/admin/zitadel/reconcile {name?}` body.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReconcileRequest {
     /// One customer; all when absent.

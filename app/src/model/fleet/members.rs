@@ -27,6 +27,7 @@ pub struct MemberView {
 
 /// Add a member (taking a seat) or change a member's role.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberRequest {
     /// The person's IdP subject.

@@ -88,6 +88,7 @@ impl ProvisioningView {
 
 /// A Retry: one step, or every failed one (and a re-check of the rest).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RetryRequest {
     /// The step to retry; absent = all.

@@ -1129,6 +1129,69 @@ mod tests {
         assert!(clashes.is_empty(), "generated schemas would replace written ones: {clashes:?}");
     }
 
+    /// The same on the fleet, whose customer and member answers are generated beside the written
+    /// request schemas (a generated `Compute` once replaced the written request one).
+    #[tokio::test]
+    async fn the_fleets_generated_and_written_schemas_have_distinct_names() {
+        let pool = sqlx::postgres::PgPoolOptions::new().connect_lazy("postgres://unused/none").unwrap();
+        let options = crate::start::leptos_options(
+            std::path::Path::new("target/site"),
+            "127.0.0.1:0".parse().unwrap(),
+            leptos::config::Env::DEV,
+        );
+        let state = crate::fleet::fleet_state(options, pool, Some("example.com".into()), true, true, false);
+        let mut schemas = generator();
+        assert!(operations_with(&state, &mut schemas).iter().any(|op| op.path == "/cluster-tenants"));
+        let generated = schemas.take_definitions(true);
+        assert!(generated.contains_key("ClusterTenant") && generated.contains_key("MemberView"), "{generated:?}");
+        let written = with_silo_schemas(components());
+        let clashes: Vec<&String> =
+            generated.keys().filter(|name| written["schemas"].get(name.as_str()).is_some()).collect();
+        assert!(clashes.is_empty(), "generated schemas would replace written ones: {clashes:?}");
+    }
+
+    /// The request schemas are written (they carry the rules and the original's spellings the
+    /// types cannot say), so they are held to the types: every member a request type reads is
+    /// described under the same name. A field added to a type and not to its schema fails here.
+    #[test]
+    fn every_member_a_request_type_reads_is_described() {
+        use app::model::{fleet, session::NewAccessTokenRequest, silo};
+        fn members<T: JsonSchema>() -> Vec<String> {
+            let schema = schemars::schema_for!(T).to_value();
+            schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default()
+        }
+        let written = with_silo_schemas(components());
+        let pairs: Vec<(&str, Vec<String>)> = vec![
+            ("UserRequest", members::<silo::UserRequest>()),
+            ("GroupRequest", members::<silo::GroupRequest>()),
+            ("PolicyRequest", members::<silo::PolicyRequest>()),
+            ("GrantRequest", members::<silo::GrantRequest>()),
+            ("LimitRequest", members::<silo::LimitRequest>()),
+            ("DeploymentRequest", members::<silo::DeploymentRequest>()),
+            ("DefaultRequest", members::<silo::DefaultRequest>()),
+            ("FallbackRequest", members::<silo::FallbackRequest>()),
+            ("RouteTestRequest", members::<silo::RouteTestRequest>()),
+            ("CredentialRequest", members::<silo::CredentialRequest>()),
+            ("ByokRequest", members::<silo::ByokRequest>()),
+            ("AccessTokenRequest", members::<NewAccessTokenRequest>()),
+            ("ClusterTenantCreateRequest", members::<fleet::cluster_tenant::ClusterTenantCreateRequest>()),
+            ("ClusterTenantUpdateRequest", members::<fleet::cluster_tenant::ClusterTenantUpdateRequest>()),
+            ("ComputeRequest", members::<fleet::cluster_tenant::ComputeRequest>()),
+            ("QuotaRequest", members::<app::model::fleet::cluster_tenant::Quota>()),
+            ("MemberRequest", members::<fleet::members::MemberRequest>()),
+            ("RetryRequest", members::<fleet::provisioning::RetryRequest>()),
+            ("BillingAccountRequest", members::<fleet::billing::BillingAccountRequest>()),
+            ("RotateRequest", members::<fleet::identity::RotateRequest>()),
+            ("ReconcileRequest", members::<fleet::identity::ReconcileRequest>()),
+        ];
+        for (name, read) in pairs {
+            assert!(!read.is_empty(), "{name}: the type has members");
+            let described = &written["schemas"][name]["properties"];
+            let missing: Vec<&String> = read.iter().filter(|m| described.get(m.as_str()).is_none()).collect();
+            assert!(missing.is_empty(), "{name} does not describe {missing:?}");
+        }
+    }
+
     #[test]
     fn operation_ids_and_parameters_come_from_the_path() {
         assert_eq!(operation_id("get", "/tenants/{name}/spend"), "get_tenants_by_name_spend");
