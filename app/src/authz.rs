@@ -30,6 +30,9 @@ pub enum Action<'a> {
     DeleteClusterTenant(&'a str),
     /// Read or create one's own billing account.
     ManageOwnBillingAccount,
+    /// Read one customer's billing (usage, plan, statements): operators, and the customer's
+    /// owners and admins, read-only.
+    ReadBilling(&'a str),
     /// Read the fleet's audit log.
     ReadFleetAudit,
     /// See and end one's own sessions.
@@ -71,7 +74,7 @@ pub fn authorize<'p>(principal: Option<&'p Principal>, action: Action<'_>) -> Re
     };
     match action {
         Action::ListClusterTenants => Ok(p),
-        Action::ReadClusterTenant(ct) | Action::UpdateClusterTenant(ct) => {
+        Action::ReadClusterTenant(ct) | Action::UpdateClusterTenant(ct) | Action::ReadBilling(ct) => {
             on_cluster_tenant(ct, OrgRole::manages, "Only the customer's owners and admins may do this.")
         }
         Action::DeleteClusterTenant(ct) => {

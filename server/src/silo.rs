@@ -2,6 +2,7 @@
 //! Tenant resources) and the membership read-model kept in step with the fleet (`sync`).
 
 pub mod sync;
+pub mod usage;
 
 use std::net::SocketAddr;
 

@@ -8,3 +8,4 @@ pub mod dns;
 pub mod identity;
 pub mod members;
 pub mod provisioning;
+pub mod usage;

@@ -6,3 +6,4 @@ pub mod cluster_tenants;
 pub mod dns;
 pub mod identity;
 pub mod members;
+pub mod usage;

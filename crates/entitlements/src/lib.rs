@@ -33,6 +33,29 @@ pub fn format_amount(micros: Micros) -> String {
     format!("{sign}{}.{:02}", cents / 100, cents % 100)
 }
 
+/// Formats micros exactly, with six places (`0.000125`): for usage, where cents would round.
+pub fn format_micros(micros: Micros) -> String {
+    let sign = if micros < 0 { "-" } else { "" };
+    let abs = micros.unsigned_abs();
+    let per = MICROS_PER_UNIT.unsigned_abs();
+    format!("{sign}{}.{:06}", abs / per, abs % per)
+}
+
+/// Parses a non-negative decimal amount with at most six places (`12`, `0.000125`).
+pub fn parse_micros(text: &str) -> Option<Micros> {
+    let text = text.trim();
+    let (whole, frac) = text.split_once('.').unwrap_or((text, "0"));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || frac.is_empty() || frac.len() > 6 {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let whole: i64 = whole.parse().ok()?;
+    let frac: i64 = format!("{frac:0<6}").parse().ok()?;
+    whole.checked_mul(MICROS_PER_UNIT)?.checked_add(frac)
+}
+
 /// Parses a non-negative decimal amount with at most two places (`12`, `12.5`, `12.50`).
 pub fn parse_amount(text: &str) -> Option<Micros> {
     let text = text.trim();
@@ -51,6 +74,20 @@ pub fn parse_amount(text: &str) -> Option<Micros> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn micros_are_exact_to_six_places() {
+        assert_eq!(format_micros(125), "0.000125");
+        assert_eq!(format_micros(12_500_000), "12.500000");
+        assert_eq!(format_micros(-1), "-0.000001");
+        for text in ["0.000125", "12.5", "3", "1000000.000001"] {
+            let micros = parse_micros(text).unwrap();
+            assert_eq!(parse_micros(&format_micros(micros)), Some(micros), "{text}");
+        }
+        for bad in ["", "-1", "1.0000001", "1e3", "1,5", ".5", "1.", "x"] {
+            assert_eq!(parse_micros(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn amounts_round_trip_and_reject_what_is_not_money() {

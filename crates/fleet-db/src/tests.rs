@@ -471,3 +471,59 @@ mod provisioning_bookkeeping {
         assert!(provisioning::due(&pool).await.unwrap().is_empty());
     }
 }
+
+/// Usage is recorded once per (customer, day) whatever the order and repetition of reports; a
+/// different report revises the day and keeps what it replaced; concurrent identical reports of
+/// a new day leave one row at revision 1.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn usage_days_are_idempotent_reorderable_and_revised(pool: PgPool) {
+    use crate::usage::{self, DayUsage, SpendLine};
+    let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 11, d).unwrap();
+    let line = |model: &str, amount| SpendLine { model: model.into(), currency: "EUR".into(), amount };
+    let report = |seats, lines: Vec<SpendLine>| DayUsage { active_seats: seats, spend: lines };
+    let mut conn = pool.acquire().await.unwrap();
+    // Day 2 before day 1; lines in any order.
+    let two = report(3, vec![line("smart", 5), line("fast", 7)]);
+    assert_eq!(usage::record(&mut conn, "acme", day(2), two.clone()).await.unwrap().revision, 1);
+    assert!(usage::record(&mut conn, "acme", day(1), report(2, vec![])).await.unwrap().changed);
+    let reordered = report(3, vec![line("fast", 7), line("smart", 5)]);
+    let again = usage::record(&mut conn, "acme", day(2), reordered).await.unwrap();
+    assert_eq!((again.revision, again.changed), (1, false), "the same report in another order");
+    assert_eq!(usage::latest_day(&mut conn, "acme").await.unwrap(), Some(day(2)));
+    // A late line revises the day.
+    let late =
+        usage::record(&mut conn, "acme", day(2), report(3, vec![line("fast", 9), line("smart", 5)])).await.unwrap();
+    assert_eq!((late.revision, late.changed), (2, true));
+    let replaced: serde_json::Value =
+        sqlx::query_scalar("SELECT replaced FROM usage_revisions WHERE cluster_tenant = 'acme' AND revision = 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(replaced, serde_json::to_value(two.normalised()).unwrap());
+    let held = usage::days(&mut conn, "acme", day(1), day(30)).await.unwrap();
+    assert_eq!(held.len(), 2);
+    assert_eq!(held[1].usage.spend, [line("fast", 9), line("smart", 5)]);
+    assert_eq!(usage::latest_day(&mut conn, "globex").await.unwrap(), None, "another customer holds nothing");
+    drop(conn);
+
+    let concurrent = (0..10).map(|_| {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            let mut tx = pool.begin().await.unwrap();
+            let r = usage::record(&mut tx, "acme", day(5), report(1, vec![line("fast", 1)])).await.unwrap();
+            tx.commit().await.unwrap();
+            r
+        })
+    });
+    let results: Vec<_> = joined(concurrent).await;
+    assert_eq!(results.iter().filter(|r| r.changed).count(), 1, "{results:?}");
+    assert!(results.iter().all(|r| r.revision == 1));
+}
+
+async fn joined<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut out = Vec::new();
+    for handle in handles.collect::<Vec<_>>() {
+        out.push(handle.await.unwrap());
+    }
+    out
+}

@@ -15,6 +15,7 @@ pub mod own;
 pub mod policies;
 pub mod settings;
 pub mod tenants;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@
 //! `GET /cluster-tenants/{name}` its read-model of its own ClusterTenant, and
 //! `POST /cluster-tenants/{name}/members/adopt {subject, email?, emailVerified?}` admits a person
 //! signing in to the silo (200 `{subject, role, status, admission}`; 403 `MEMBER_SUSPENDED`,
-//! 409 `SEAT_CAP_EXCEEDED`).
+//! 409 `SEAT_CAP_EXCEEDED`); `GET /cluster-tenants/{name}/usage` says where a silo's usage report
+//! starts and `PUT /cluster-tenants/{name}/usage/{day}` records one day of it (idempotent).
 
 use app::{
     service,
@@ -25,6 +26,8 @@ pub fn router() -> Router<AppState> {
         .route("/cluster-tenants/{name}", get(own))
         .route("/cluster-tenants/{name}/members", get(members))
         .route("/cluster-tenants/{name}/members/adopt", post(adopt))
+        .route("/cluster-tenants/{name}/usage", get(usage_cursor))
+        .route("/cluster-tenants/{name}/usage/{day}", axum::routing::put(report_usage))
         .fallback(api_not_found)
 }
 
@@ -50,4 +53,21 @@ async fn adopt(
 ) -> Result<Response, ApiError> {
     let admitted = service::fleet::members::admit(&state, &caller, &name, req).await.api(&caller)?;
     Ok(Json(admitted).into_response())
+}
+
+async fn usage_cursor(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::usage::cursor(&state, &caller, &name).await.api(&caller)?).into_response())
+}
+
+async fn report_usage(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, day)): Path<(String, String)>,
+    JsonBody(req): JsonBody<app::model::fleet::usage::UsageReport>,
+) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::usage::report(&state, &caller, &name, &day, req).await.api(&caller)?).into_response())
 }

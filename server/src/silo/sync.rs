@@ -15,6 +15,10 @@ use tokio::sync::watch;
 /// How often the read-model is refreshed.
 pub const INTERVAL: Duration = Duration::from_secs(60);
 
+/// How often usage is reported to the fleet for billing (a failed report is tried at the next
+/// pull).
+pub const REPORT_EVERY: Duration = Duration::from_secs(600);
+
 /// Between pulls while the silo's own ClusterTenant is not yet at rest (provisioning, resuming):
 /// the silo learns that it is ready within seconds of the fleet, not a minute later.
 pub const SETTLING: Duration = Duration::from_secs(2);
@@ -318,9 +322,16 @@ pub fn spawn(
     tokio::spawn(async move {
         let client = openidconnect::reqwest::Client::new();
         let kube = opencrane_provision::kubernetes::in_cluster_client().await;
+        // Usage for billing: seats measured at every pull, reported every REPORT_EVERY, in the
+        // time zone the fleet names (UTC until it has said).
+        let mut time_zone = "UTC".to_owned();
+        let mut last_report: Option<std::time::Instant> = None;
         loop {
             match pull_once(&client, &link, &cluster_tenant, &pool).await {
                 Ok(pulled) => {
+                    if let Err(err) = super::usage::measure(&pool, &time_zone).await {
+                        tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "could not measure the seats held");
+                    }
                     if !pulled.offboarded.is_empty() {
                         tracing::info!(cluster_tenant = %cluster_tenant, offboarded = pulled.offboarded.len(), "members offboarded: sessions ended, keys to be blocked");
                         triggers.iter().for_each(opencrane_portal::reconcile::Trigger::poke);
@@ -342,6 +353,18 @@ pub fn spawn(
                     None
                 }
             };
+            if last_report.is_none_or(|at| at.elapsed() >= REPORT_EVERY) {
+                match super::usage::report_once(&client, &link, &cluster_tenant, &pool).await {
+                    Ok((reported, zone)) => {
+                        last_report = Some(std::time::Instant::now());
+                        time_zone = zone;
+                        tracing::debug!(cluster_tenant = %cluster_tenant, days = reported.days, changed = reported.changed, "usage reported");
+                    }
+                    Err(err) => {
+                        tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "usage report failed; the next one catches up");
+                    }
+                }
+            }
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => break,
                 () = tokio::time::sleep(next_wait(phase.as_deref())) => {}

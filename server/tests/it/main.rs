@@ -22,5 +22,6 @@ mod portal;
 mod provisioning;
 mod support;
 mod trust;
+mod usage;
 mod vocabulary;
 mod zitadel;

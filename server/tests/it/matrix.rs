@@ -214,6 +214,7 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/v1/admin/zitadel/reconcile", Some("{}"), OperatorReach),
         route(Method::POST, "/api/v1/billing-accounts", Some("{}"), Person),
         route(Method::GET, "/api/v1/billing-accounts/me", None, Person),
+        route(Method::GET, "/api/v1/billing/{name}/usage", None, ClusterTenant),
         route(Method::GET, "/api/v1/auth/me", None, Public),
         route(Method::GET, "/api/v1/auth/login", None, Public),
         route(Method::GET, "/api/v1/auth/callback", None, Public),

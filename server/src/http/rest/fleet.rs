@@ -1,4 +1,5 @@
-//! Fleet REST routes: `/cluster-tenants`, `/billing-accounts`, `/platform/dns` and `/admin/zitadel`.
+//! Fleet REST routes: `/cluster-tenants`, `/billing-accounts`, `/billing/{name}/usage`, `/platform/dns` and
+//! `/admin/zitadel`.
 
 use std::collections::HashMap;
 
@@ -239,6 +240,22 @@ pub fn billing_routes() -> Router<AppState> {
     Router::new()
         .route("/billing-accounts", axum::routing::post(upsert_billing))
         .route("/billing-accounts/me", get(my_billing))
+        .route("/billing/{name}/usage", get(usage_days))
+}
+
+/// `GET /billing/{name}/usage[?from=&to=]`: the customer's usage per day as its silo reported it
+/// (the last 31 days by default), oldest first; paged like every list.
+async fn usage_days(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (from, to) = (params.get("from").map(String::as_str), params.get("to").map(String::as_str));
+    let days = service::fleet::usage::days(&state, &caller, &name, from, to).await.api(&caller)?;
+    let (items, total) = page.slice(days);
+    Ok(page.respond(&format!("/billing/{name}/usage"), &params, items, total))
 }
 
 /// `GET /cluster-tenants[?limit=&offset=]`: all rows, oldest first (the reference's contract),

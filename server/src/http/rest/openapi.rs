@@ -9,6 +9,7 @@ use app::{
             dns::{DnsHostView, PlatformDnsView},
             members::{InvitationChange, InvitationView, MemberChange, MemberView},
             provisioning::ProvisioningView,
+            usage::UsageDay,
         },
         session::AccessTokenView,
         silo::{
@@ -337,6 +338,14 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     body: None,
                     ok: (200, typed::<BillingAccount>(schemas)),
                 },
+                op(
+                    "get",
+                    "/billing/{name}/usage",
+                    "The customer's usage per day as its silo reported it (?from=&to=, the last 31 days by default): active seats, spend per model and currency (decimal strings), revision (operators, and the customer's owners and admins)",
+                    None,
+                    200,
+                    list_of::<UsageDay>(schemas),
+                ),
             ]);
         }
     }
@@ -598,6 +607,14 @@ fn query_parameters(method: &str, path: &str) -> Vec<Value> {
                 "At most this many",
             ),
             param("cursor", text(), "Continue after the page whose pagination.nextCursor this is"),
+        ],
+        ("get", "/billing/{name}/usage") => vec![
+            param(
+                "from",
+                json!({ "type": "string", "format": "date" }),
+                "The first day (default: 30 days before `to`)",
+            ),
+            param("to", json!({ "type": "string", "format": "date" }), "The last day (default: today, UTC)"),
         ],
         ("delete", "/cluster-tenants/{name}") => vec![param(
             "terminationPolicy",
