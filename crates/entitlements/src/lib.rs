@@ -10,6 +10,7 @@
 //! - [`budget`]: which limits apply to a user, which binds first, alert thresholds.
 //! - [`routing`]: the effective model of a request and the deployments that would serve it.
 //! - [`keys`]: the desired LiteLLM virtual key of a user.
+//! - [`statement`]: what a customer owes the platform for a month (the fleet's billing).
 
 pub mod budget;
 pub mod grants;
@@ -17,6 +18,7 @@ pub mod keys;
 pub mod period;
 pub mod policy;
 pub mod routing;
+pub mod statement;
 
 /// A money amount in millionths of the currency unit (LiteLLM reports spend with sub-cent
 /// precision; limits are whole cents). The database stores `numeric`; this is the exact
