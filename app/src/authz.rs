@@ -30,6 +30,8 @@ pub enum Action<'a> {
     DeleteClusterTenant(&'a str),
     /// Read or create one's own billing account.
     ManageOwnBillingAccount,
+    /// Define plans and put customers on them (platform operators only).
+    ManageBilling,
     /// Read one customer's billing (usage, plan, statements): operators, and the customer's
     /// owners and admins, read-only.
     ReadBilling(&'a str),
@@ -96,7 +98,7 @@ pub fn authorize<'p>(principal: Option<&'p Principal>, action: Action<'_>) -> Re
                 Err(forbidden("FORBIDDEN_NOT_A_PERSON", "This belongs to people; API tokens cannot have one."))
             }
         }
-        Action::ReadFleetAudit => {
+        Action::ReadFleetAudit | Action::ManageBilling => {
             Err(forbidden("FORBIDDEN_NOT_PLATFORM_OPERATOR", "Only platform operators may do this."))
         }
         Action::ViewSilo(ct) => match p.role_in(ct) {

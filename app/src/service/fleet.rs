@@ -6,4 +6,5 @@ pub mod cluster_tenants;
 pub mod dns;
 pub mod identity;
 pub mod members;
+pub mod plans;
 pub mod usage;

@@ -35,6 +35,26 @@ pub fn format_amount(micros: Micros) -> String {
     format!("{sign}{}.{:02}", cents / 100, cents % 100)
 }
 
+/// The active ISO 4217 currency codes (a plan's currency must be one; the list changes rarely and
+/// is small, so it is written here rather than pulled in as a crate).
+pub const CURRENCIES: &[&str] = &[
+    "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT", "BGN", "BHD", "BIF",
+    "BMD", "BND", "BOB", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD", "CAD", "CDF", "CHF", "CLP", "CNY", "COP", "CRC",
+    "CUP", "CVE", "CZK", "DJF", "DKK", "DOP", "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP", "GEL", "GHS",
+    "GIP", "GMD", "GNF", "GTQ", "GYD", "HKD", "HNL", "HTG", "HUF", "IDR", "ILS", "INR", "IQD", "IRR", "ISK", "JMD",
+    "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT", "LAK", "LBP", "LKR", "LRD", "LSL",
+    "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRU", "MUR", "MVR", "MWK", "MXN", "MYR", "MZN", "NAD",
+    "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN", "PGK", "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD",
+    "RUB", "RWF", "SAR", "SBD", "SCR", "SDG", "SEK", "SGD", "SHP", "SLE", "SOS", "SRD", "SSP", "STN", "SVC", "SYP",
+    "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS", "VES",
+    "VND", "VUV", "WST", "XAF", "XCD", "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
+];
+
+/// Whether `code` is an active ISO 4217 currency.
+pub fn is_currency(code: &str) -> bool {
+    CURRENCIES.binary_search(&code).is_ok()
+}
+
 /// Formats micros exactly, with six places (`0.000125`): for usage, where cents would round.
 pub fn format_micros(micros: Micros) -> String {
     let sign = if micros < 0 { "-" } else { "" };
@@ -76,6 +96,13 @@ pub fn parse_amount(text: &str) -> Option<Micros> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn currencies_are_the_iso_4217_codes() {
+        assert!(CURRENCIES.windows(2).all(|w| w[0] < w[1]), "sorted, for the binary search");
+        assert!(is_currency("EUR") && is_currency("USD") && is_currency("CHF"));
+        assert!(!is_currency("eur") && !is_currency("XYZ") && !is_currency("EURO"));
+    }
 
     #[test]
     fn micros_are_exact_to_six_places() {

@@ -215,6 +215,16 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/v1/billing-accounts", Some("{}"), Person),
         route(Method::GET, "/api/v1/billing-accounts/me", None, Person),
         route(Method::GET, "/api/v1/billing/{name}/usage", None, ClusterTenant),
+        route(Method::GET, "/api/v1/billing/plans", None, Operator),
+        route(
+            Method::POST,
+            "/api/v1/billing/plans",
+            Some(r#"{"name":"matrix","currency":"EUR","seatPrice":"1"}"#),
+            Operator,
+        ),
+        route(Method::GET, "/api/v1/billing/{name}/plan", None, ClusterTenant),
+        route(Method::PUT, "/api/v1/billing/{name}/plan", Some(r#"{"plan":"matrix"}"#), OperatorReach),
+        route(Method::GET, "/api/v1/billing/{name}/statements/{month}", None, ClusterTenant),
         route(Method::GET, "/api/v1/auth/me", None, Public),
         route(Method::GET, "/api/v1/auth/login", None, Public),
         route(Method::GET, "/api/v1/auth/callback", None, Public),
@@ -419,14 +429,15 @@ fn assert_complete(routes: &[Route], prefix: &str, state: &app::state::AppState)
 
 async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, String)]) -> Reply {
     // `{subject}`: sam, a plain member of both customers.
-    // `{email}`: sam's pending invitation to both customers.
+    // `{email}`: sam's pending invitation to both customers. `{month}`: a statement's month.
     let path = r
         .path
         .replace("{name}", object)
         .replace("{id}", object)
         .replace("{subject}", "sam")
         .replace("{provider}", "openai")
-        .replace("{email}", "sam@example.com");
+        .replace("{email}", "sam@example.com")
+        .replace("{month}", "2026-11");
     let body = r.body.map(|b| {
         b.replace("CREATE", CREATE)
             .replace("USER", USER)

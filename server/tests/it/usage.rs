@@ -6,7 +6,7 @@
 //! field named and store nothing; operators and the customer's admins read the days over REST.
 
 use axum::http::{Method, StatusCode};
-use chrono::{Duration, Utc};
+use chrono::{Datelike, Duration, Utc};
 use opencrane::silo::{
     sync::{FleetLink, FleetToken},
     usage::report_once,
@@ -193,4 +193,128 @@ async fn a_silo_reports_its_days_once_each_and_revises_late_spend(pool: PgPool) 
     assert_eq!(by_member.status, StatusCode::FORBIDDEN, "{}", by_member.text);
     let bad = send(&public, Method::GET, "/api/v1/billing/acme/usage?from=soon", None, true).await;
     assert!(bad.json()["fields"]["from"].is_string(), "{}", bad.text);
+}
+
+/// Plans and statements over REST: an operator defines a plan (bad input named, a taken name
+/// 409), puts a customer on it (closed months and a mid-month currency change refused), and the
+/// month's statement prices the reported usage — seats above the included ones prorated by
+/// seat-days, spend with markup — with each line naming its usage days; the customer's owner reads
+/// it, a member cannot, and only operators define or assign plans.
+#[sqlx::test(migrations = false)]
+async fn a_plan_prices_the_reported_usage_in_the_months_statement(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    sql(&db, "INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')").await;
+    sql(&db, "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner'), ('acme', 'mia', 'member')").await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let call = |method: Method, path: &str, body: Option<serde_json::Value>| {
+        let (fleet, path) = (fleet.clone(), path.to_owned());
+        async move { send(&fleet, method, &path, body.map(|b| b.to_string()).as_deref(), true).await }
+    };
+    for (body, field) in [
+        (json!({ "name": "Team", "currency": "EURO", "seatPrice": "10" }), "currency"),
+        (json!({ "name": "Team", "currency": "XYZ", "seatPrice": "10" }), "currency"),
+        (json!({ "name": "Team", "currency": "EUR", "seatPrice": "-10" }), "seatPrice"),
+        (json!({ "name": "Team", "currency": "EUR", "seatPrice": "10", "includedSeats": -1 }), "includedSeats"),
+        (json!({ "name": "", "currency": "EUR", "seatPrice": "10" }), "name"),
+    ] {
+        let refused = call(Method::POST, "/api/v1/billing/plans", Some(body.clone())).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{body}: {}", refused.text);
+        assert!(refused.json()["fields"][field].is_string(), "{body}: {}", refused.text);
+    }
+    let team =
+        json!({ "name": "Team", "currency": "EUR", "seatPrice": "30", "includedSeats": 1, "markupPercent": "20" });
+    let made = call(Method::POST, "/api/v1/billing/plans", Some(team.clone())).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    assert_eq!(
+        (made.json()["seatPrice"].clone(), made.json()["markupPercent"].clone()),
+        (json!("30.00"), json!("20.00"))
+    );
+    assert_eq!(call(Method::POST, "/api/v1/billing/plans", Some(team)).await.json()["code"], "PLAN_EXISTS");
+    let dollars = json!({ "name": "US", "currency": "USD", "seatPrice": "10" });
+    assert_eq!(call(Method::POST, "/api/v1/billing/plans", Some(dollars)).await.status, StatusCode::CREATED);
+
+    let today = Utc::now().date_naive();
+    let first = today.with_day(1).unwrap();
+    let last_month = first - Duration::days(1);
+    let closed = call(
+        Method::PUT,
+        "/api/v1/billing/acme/plan",
+        Some(json!({ "plan": "Team", "effectiveFrom": last_month.to_string() })),
+    )
+    .await;
+    assert!(
+        closed.json()["fields"]["effectiveFrom"].as_str().unwrap_or_default().contains("closed"),
+        "{}",
+        closed.text
+    );
+    let assigned = call(
+        Method::PUT,
+        "/api/v1/billing/acme/plan",
+        Some(json!({ "plan": "Team", "effectiveFrom": first.to_string() })),
+    )
+    .await;
+    assert_eq!(assigned.status, StatusCode::OK, "{}", assigned.text);
+    assert_eq!(assigned.json()[0]["plan"]["name"], "Team");
+    if today.day() > 1 {
+        let switch = call(
+            Method::PUT,
+            "/api/v1/billing/acme/plan",
+            Some(json!({ "plan": "US", "effectiveFrom": today.to_string() })),
+        )
+        .await;
+        assert_eq!(
+            (switch.status, switch.json()["code"].clone()),
+            (StatusCode::UNPROCESSABLE_ENTITY, json!("CURRENCY_CHANGE_MID_MONTH"))
+        );
+    }
+    let unknown = call(Method::PUT, "/api/v1/billing/acme/plan", Some(json!({ "plan": "Gold" }))).await;
+    assert!(unknown.json()["fields"]["plan"].is_string(), "{}", unknown.text);
+
+    // Usage on the month's first day: 3 seats (1 included), 1.00 EUR on fast.
+    let mut conn = db.acquire().await.unwrap();
+    let line = opencrane_fleet_db::usage::SpendLine { model: "fast".into(), currency: "EUR".into(), amount: 1_000_000 };
+    opencrane_fleet_db::usage::record(
+        &mut conn,
+        "acme",
+        first,
+        opencrane_fleet_db::usage::DayUsage { active_seats: 3, spend: vec![line] },
+    )
+    .await
+    .unwrap();
+    drop(conn);
+    let month = first.format("%Y-%m").to_string();
+    let statement = call(Method::GET, &format!("/api/v1/billing/acme/statements/{month}"), None).await;
+    assert_eq!(statement.status, StatusCode::OK, "{}", statement.text);
+    let s = statement.json();
+    let days_in_month = i64::from(opencrane_entitlements::statement::month_bounds(first).1.day());
+    // 2 seat-days above the included one × 30.00 ÷ days in month; 1.00 + 20 %.
+    let seats =
+        opencrane_entitlements::format_amount((60_000_000 + days_in_month * 5_000) / days_in_month / 10_000 * 10_000);
+    assert_eq!(s["lines"][0]["kind"], "seats");
+    assert_eq!(s["lines"][0]["amount"], json!(seats), "{s}");
+    assert_eq!(s["lines"][0]["days"], json!([first.to_string()]), "linked to its usage day");
+    assert_eq!((s["lines"][1]["kind"].clone(), s["lines"][1]["amount"].clone()), (json!("spend"), json!("1.20")));
+    assert_eq!((s["currency"].clone(), s["status"].clone()), (json!("EUR"), json!("draft")));
+    assert!(
+        call(Method::GET, "/api/v1/billing/acme/statements/2026-13", None).await.json()["fields"]["month"].is_string()
+    );
+
+    // The owner reads; a member does not; only operators define and assign.
+    let people = support::fleet_signed_in(db.clone());
+    let owner = support::browser(&support::session_cookie(&db, "otto", false, false).await);
+    let path = format!("/api/v1/billing/acme/statements/{month}");
+    assert_eq!(send_as(&people, Method::GET, &path, None, &owner).await.status, StatusCode::OK);
+    assert_eq!(send_as(&people, Method::GET, "/api/v1/billing/acme/plan", None, &owner).await.status, StatusCode::OK);
+    let member = support::browser(&support::session_cookie(&db, "mia", false, false).await);
+    assert_eq!(send_as(&people, Method::GET, &path, None, &member).await.status, StatusCode::FORBIDDEN);
+    let body = json!({ "plan": "Team" }).to_string();
+    let mut headers = owner.clone();
+    headers.push(("content-type", "application/json".to_owned()));
+    let by_owner = send_as(&people, Method::PUT, "/api/v1/billing/acme/plan", Some(&body), &headers).await;
+    assert_eq!(
+        (by_owner.status, by_owner.json()["code"].clone()),
+        (StatusCode::FORBIDDEN, json!("FORBIDDEN_NOT_PLATFORM_OPERATOR")),
+        "{}",
+        by_owner.text
+    );
 }

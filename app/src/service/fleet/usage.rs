@@ -119,15 +119,7 @@ pub async fn days(
     }
     errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
     let mut conn = state.pool.acquire().await.or_fail(caller)?;
-    // A deleted customer's usage stays readable; a name that never reported is unknown.
-    let known = match opencrane_fleet_db::cluster_tenants::get(&mut *conn, name).await {
-        Ok(_) => true,
-        Err(opencrane_db::Error::NotFound) => db::latest_day(&mut conn, name).await.or_fail(caller)?.is_some(),
-        Err(other) => return Err(crate::service::db_failure(caller, other)),
-    };
-    if !known {
-        return Err(crate::authz::cluster_tenant_not_found(name));
-    }
+    known(&mut conn, caller, name).await?;
     let rows = db::days(&mut conn, name, from, to).await.or_fail(caller)?;
     Ok(rows
         .into_iter()
@@ -144,6 +136,17 @@ pub async fn days(
             reported_at: r.reported_at,
         })
         .collect())
+}
+
+/// 404 for a name that is neither a customer nor one whose usage is held (a deleted customer's
+/// billing stays readable).
+pub(crate) async fn known(conn: &mut sqlx::PgConnection, caller: &Caller, name: &str) -> Result<(), AppError> {
+    let known = match opencrane_fleet_db::cluster_tenants::get(&mut *conn, name).await {
+        Ok(_) => true,
+        Err(opencrane_db::Error::NotFound) => db::latest_day(conn, name).await.or_fail(caller)?.is_some(),
+        Err(other) => return Err(crate::service::db_failure(caller, other)),
+    };
+    if known { Ok(()) } else { Err(crate::authz::cluster_tenant_not_found(name)) }
 }
 
 #[cfg(test)]

@@ -241,6 +241,59 @@ pub fn billing_routes() -> Router<AppState> {
         .route("/billing-accounts", axum::routing::post(upsert_billing))
         .route("/billing-accounts/me", get(my_billing))
         .route("/billing/{name}/usage", get(usage_days))
+        .route("/billing/plans", get(list_plans).post(create_plan))
+        .route("/billing/{name}/plan", get(plan_history).put(assign_plan))
+        .route("/billing/{name}/statements/{month}", get(statement))
+}
+
+/// `GET /billing/plans` (operators).
+async fn list_plans(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let page = Page::from_params(&params).api(&caller)?;
+    let (items, total) = page.slice(service::fleet::plans::list(&state, &caller).await.api(&caller)?);
+    Ok(page.respond("/billing/plans", &params, items, total))
+}
+
+/// `POST /billing/plans` → 201 (operators; 409 `PLAN_EXISTS`).
+async fn create_plan(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(req): JsonBody<app::model::fleet::billing::PlanRequest>,
+) -> Result<Response, ApiError> {
+    let plan = service::fleet::plans::create(&state, &caller, req).await.api(&caller)?;
+    Ok((StatusCode::CREATED, Json(plan)).into_response())
+}
+
+/// `GET /billing/{name}/plan`: the customer's plan history, oldest first.
+async fn plan_history(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::plans::history(&state, &caller, &name).await.api(&caller)?).into_response())
+}
+
+/// `PUT /billing/{name}/plan {plan, effectiveFrom?}` → the history (operators).
+async fn assign_plan(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<app::model::fleet::billing::AssignPlanRequest>,
+) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::plans::assign(&state, &caller, &name, req).await.api(&caller)?).into_response())
+}
+
+/// `GET /billing/{name}/statements/{YYYY-MM}`: the month's statement (a draft from the usage
+/// held now).
+async fn statement(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, month)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::plans::statement(&state, &caller, &name, &month).await.api(&caller)?).into_response())
 }
 
 /// `GET /billing/{name}/usage[?from=&to=]`: the customer's usage per day as its silo reported it

@@ -4,7 +4,7 @@
 use app::{
     model::{
         fleet::{
-            billing::BillingAccount,
+            billing::{BillingAccount, PlanAssignment, PlanView, StatementView},
             cluster_tenant::{ClusterTenant, ClusterTenantStatus},
             dns::{DnsHostView, PlatformDnsView},
             members::{InvitationChange, InvitationView, MemberChange, MemberView},
@@ -346,6 +346,39 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     200,
                     list_of::<UsageDay>(schemas),
                 ),
+                op("get", "/billing/plans", "Billing plans (platform operators)", None, 200, list_of::<PlanView>(schemas)),
+                op(
+                    "post",
+                    "/billing/plans",
+                    "Define a plan: name, ISO 4217 currency, seat price per month, included seats, markup percent, optional monthly minimum (operators; 409 PLAN_EXISTS)",
+                    Some("PlanRequest"),
+                    201,
+                    typed::<PlanView>(schemas),
+                ),
+                op(
+                    "get",
+                    "/billing/{name}/plan",
+                    "The customer's plan history, oldest first (operators, and the customer's owners and admins)",
+                    None,
+                    200,
+                    list_of::<PlanAssignment>(schemas),
+                ),
+                op(
+                    "put",
+                    "/billing/{name}/plan",
+                    "Put the customer on a plan from a day of this month or later (operators; 422 CURRENCY_CHANGE_MID_MONTH)",
+                    Some("AssignPlanRequest"),
+                    200,
+                    list_of::<PlanAssignment>(schemas),
+                ),
+                op(
+                    "get",
+                    "/billing/{name}/statements/{month}",
+                    "The customer's statement for a month (YYYY-MM): seats prorated by seat-days, LLM spend with markup, minimum top-up; each line with its usage days (a draft from the usage held now)",
+                    None,
+                    200,
+                    typed::<StatementView>(schemas),
+                ),
             ]);
         }
     }
@@ -452,6 +485,12 @@ fn components() -> Value {
                 "properties": { "step": { "enum": step_ids } }
             },
             "BillingAccountRequest": { "type": "object", "additionalProperties": false, "properties": { "displayName": opt_text } },
+            "PlanRequest": { "type": "object", "additionalProperties": false, "required": ["name", "currency", "seatPrice"], "properties": {
+                "name": { "type": "string", "minLength": 1, "maxLength": 80 }, "currency": { "type": "string", "pattern": "^[A-Z]{3}$" },
+                "seatPrice": { "type": "string", "description": "Decimal, at most two places" }, "includedSeats": { "type": "integer", "minimum": 0 },
+                "markupPercent": opt_text, "monthlyMinimum": opt_text } },
+            "AssignPlanRequest": { "type": "object", "additionalProperties": false, "required": ["plan"], "properties": {
+                "plan": { "type": "string", "description": "The plan's name or id" }, "effectiveFrom": { "type": ["string", "null"], "format": "date" } } },
             "RotateRequest": { "type": "object", "required": ["serviceAccountKey"], "properties": {
                 "serviceAccountKey": { "type": ["object", "string"], "description": "Zitadel's JSON key file {type, keyId, key, userId, expirationDate}" }
             } },
@@ -1198,6 +1237,8 @@ mod tests {
             ("MemberRequest", members::<fleet::members::MemberRequest>()),
             ("RetryRequest", members::<fleet::provisioning::RetryRequest>()),
             ("BillingAccountRequest", members::<fleet::billing::BillingAccountRequest>()),
+            ("PlanRequest", members::<fleet::billing::PlanRequest>()),
+            ("AssignPlanRequest", members::<fleet::billing::AssignPlanRequest>()),
             ("RotateRequest", members::<fleet::identity::RotateRequest>()),
             ("ReconcileRequest", members::<fleet::identity::ReconcileRequest>()),
         ];

@@ -1,0 +1,264 @@
+//! Billing plans (platform operators define them and put customers on them, effective from a
+//! day) and the monthly statement computed from a customer's plan history and reported usage
+//! (`opencrane_entitlements::statement`). Reading a customer's plan and statements is for
+//! operators and the customer's owners and admins.
+
+use chrono::{Datelike, Duration, NaiveDate, Utc};
+use opencrane_db::Error as DbError;
+use opencrane_entitlements::{
+    format_amount, is_currency, parse_amount,
+    statement::{self, Day, LineKind, Plan, PlanPeriod},
+};
+use opencrane_fleet_db::{
+    plans::{self as db, NewPlan, PlanRow},
+    usage,
+};
+use serde_json::json;
+
+use crate::{
+    authz::{Action, authorize, cluster_tenant_not_found},
+    error::{AppError, FieldErrors},
+    model::fleet::billing::{AssignPlanRequest, PlanAssignment, PlanRequest, PlanView, StatementLine, StatementView},
+    service::{OrFail as _, authorize_mutation, db_failure, record},
+    state::{AppState, Caller},
+};
+
+fn view(row: &PlanRow) -> PlanView {
+    PlanView {
+        id: row.id.to_string(),
+        name: row.name.clone(),
+        currency: row.currency.clone(),
+        seat_price: format_amount(row.seat_price),
+        included_seats: row.included_seats,
+        markup_percent: format_amount(row.markup_basis_points * 10_000),
+        monthly_minimum: row.monthly_minimum.map(format_amount),
+    }
+}
+
+fn priced(row: &PlanRow) -> Plan {
+    Plan {
+        name: row.name.clone(),
+        currency: row.currency.clone(),
+        seat_price: row.seat_price,
+        included_seats: i64::from(row.included_seats),
+        markup_basis_points: row.markup_basis_points,
+        monthly_minimum: row.monthly_minimum,
+    }
+}
+
+/// Every plan (operators).
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<PlanView>, AppError> {
+    state.fleet()?;
+    authorize(caller.principal.as_ref(), Action::ManageBilling)?;
+    Ok(db::list(&state.pool).await.or_fail(caller)?.iter().map(view).collect())
+}
+
+/// Defines a plan (operators; audited).
+pub async fn create(state: &AppState, caller: &Caller, req: PlanRequest) -> Result<PlanView, AppError> {
+    state.fleet()?;
+    let name = req.name.trim().to_owned();
+    authorize_mutation(state, caller, Action::ManageBilling, "billing.plan.create", &name).await?;
+    let mut errors = FieldErrors::new();
+    if name.is_empty() || name.chars().count() > 80 {
+        errors.add("name", "A name of 1 to 80 characters.");
+    }
+    let currency = req.currency.trim().to_owned();
+    if !is_currency(&currency) {
+        errors.add("currency", "An ISO 4217 currency code, e.g. EUR or USD.");
+    }
+    let money = |errors: &mut FieldErrors, field: &str, text: &str| {
+        parse_amount(text).or_else(|| {
+            errors.add(field, "A decimal amount, 0 or more, with at most two places.");
+            None
+        })
+    };
+    let seat_price = money(&mut errors, "seatPrice", &req.seat_price);
+    let markup = money(&mut errors, "markupPercent", req.markup_percent.as_deref().unwrap_or("0"));
+    if markup.is_some_and(|m| m > 1000 * 1_000_000) {
+        errors.add("markupPercent", "At most 1000 percent.");
+    }
+    let minimum = match req.monthly_minimum.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        Some(text) => money(&mut errors, "monthlyMinimum", text),
+        None => None,
+    };
+    let included = i32::try_from(req.included_seats).ok().filter(|n| *n >= 0);
+    if included.is_none() {
+        errors.add("includedSeats", "A whole number of seats, 0 or more.");
+    }
+    errors.into_result(()).map_err(|fields| AppError::Validation { fields })?;
+    let new = NewPlan {
+        name: &name,
+        currency: &currency,
+        seat_price: seat_price.unwrap_or_default(),
+        included_seats: included.unwrap_or_default(),
+        markup_basis_points: markup.unwrap_or_default() / 10_000,
+        monthly_minimum: minimum,
+    };
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    let id = db::insert(&mut *tx, &new).await.map_err(|e| match e {
+        DbError::UniqueViolation { .. } => AppError::Conflict {
+            code: "PLAN_EXISTS".into(),
+            message: format!("A plan named “{name}” exists."),
+            field: Some("name".into()),
+        },
+        other => db_failure(caller, other),
+    })?;
+    let meta = json!({ "id": id, "currency": currency, "seatPrice": req.seat_price.trim() });
+    record(&mut *tx, caller, "billing.plan.create", &name, "success", meta).await?;
+    tx.commit().await.or_fail(caller)?;
+    let rows = db::list(&state.pool).await.or_fail(caller)?;
+    rows.iter().find(|r| r.id == id).map(view).ok_or_else(|| AppError::field("name", "The plan was not stored."))
+}
+
+/// The first day of the month `day` is in.
+fn month_start(day: NaiveDate) -> NaiveDate {
+    day.with_day(1).unwrap_or(day)
+}
+
+/// Puts a customer on a plan from a day of this month or later (operators; audited). Earlier
+/// months are closed: their statements do not change behind anyone's back. A plan in another
+/// currency starts on the first of a month only (a statement has one currency).
+pub async fn assign(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    req: AssignPlanRequest,
+) -> Result<Vec<PlanAssignment>, AppError> {
+    state.fleet()?;
+    let principal = authorize_mutation(state, caller, Action::ManageBilling, "billing.plan.assign", name).await?;
+    let actor = principal.subject.clone();
+    opencrane_fleet_db::cluster_tenants::get(&state.pool, name).await.map_err(|e| match e {
+        DbError::NotFound => cluster_tenant_not_found(name),
+        other => db_failure(caller, other),
+    })?;
+    let today = Utc::now().date_naive();
+    let from = match req.effective_from.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        None => today,
+        Some(text) => NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|_| AppError::field("effectiveFrom", "A calendar day, YYYY-MM-DD."))?,
+    };
+    if from < month_start(today) {
+        return Err(AppError::field(
+            "effectiveFrom",
+            format!(
+                "Months before {} are closed; a plan can start on {} or later.",
+                today.format("%B %Y"),
+                month_start(today)
+            ),
+        ));
+    }
+    let plans = db::list(&state.pool).await.or_fail(caller)?;
+    let wanted = req.plan.trim();
+    let plan = plans
+        .iter()
+        .find(|p| p.name == wanted || p.id.to_string() == wanted)
+        .ok_or_else(|| AppError::field("plan", format!("No plan named “{wanted}” exists.")))?;
+    let history = db::assignments(&state.pool, name).await.or_fail(caller)?;
+    let before = history.iter().rev().find(|a| a.effective_from < from);
+    if let Some(current) = before.and_then(|a| plans.iter().find(|p| p.id == a.plan_id))
+        && current.currency != plan.currency
+        && from.day() != 1
+    {
+        return Err(AppError::Unprocessable {
+            code: "CURRENCY_CHANGE_MID_MONTH".into(),
+            message: format!(
+                "“{}” bills in {}, the plan in force in {}: a plan in {} can start on the first of a month.",
+                current.name,
+                current.currency,
+                from.format("%B"),
+                plan.currency
+            ),
+            field: Some("effectiveFrom".into()),
+        });
+    }
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    db::assign(&mut *tx, name, from, plan.id, &actor).await.or_fail(caller)?;
+    let meta = json!({ "plan": plan.name, "effectiveFrom": from });
+    record(&mut *tx, caller, "billing.plan.assign", name, "success", meta).await?;
+    tx.commit().await.or_fail(caller)?;
+    history_of(state, caller, name).await
+}
+
+async fn history_of(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<PlanAssignment>, AppError> {
+    let plans = db::list(&state.pool).await.or_fail(caller)?;
+    let rows = db::assignments(&state.pool, name).await.or_fail(caller)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, a) in rows.iter().enumerate() {
+        let Some(plan) = plans.iter().find(|p| p.id == a.plan_id) else { continue };
+        out.push(PlanAssignment {
+            effective_from: a.effective_from,
+            effective_to: rows.get(i + 1).map(|next| next.effective_from - Duration::days(1)),
+            plan: view(plan),
+            assigned_by: a.assigned_by.clone(),
+            assigned_at: a.assigned_at,
+        });
+    }
+    Ok(out)
+}
+
+/// A customer's plan history, oldest first.
+pub async fn history(state: &AppState, caller: &Caller, name: &str) -> Result<Vec<PlanAssignment>, AppError> {
+    state.fleet()?;
+    authorize(caller.principal.as_ref(), Action::ReadBilling(name))?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    super::usage::known(&mut conn, caller, name).await?;
+    drop(conn);
+    history_of(state, caller, name).await
+}
+
+/// A customer's statement for `month` (`YYYY-MM`), computed from its plan history and the usage
+/// its silo reported.
+pub async fn statement(state: &AppState, caller: &Caller, name: &str, month: &str) -> Result<StatementView, AppError> {
+    state.fleet()?;
+    authorize(caller.principal.as_ref(), Action::ReadBilling(name))?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    super::usage::known(&mut conn, caller, name).await?;
+    let first = NaiveDate::parse_from_str(&format!("{}-01", month.trim()), "%Y-%m-%d")
+        .map_err(|_| AppError::field("month", "A calendar month, YYYY-MM."))?;
+    let (first, last) = statement::month_bounds(first);
+    let plans = db::list(&state.pool).await.or_fail(caller)?;
+    let rows = db::assignments(&state.pool, name).await.or_fail(caller)?;
+    let periods: Vec<PlanPeriod> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let plan = plans.iter().find(|p| p.id == a.plan_id)?;
+            let to = rows.get(i + 1).map_or(NaiveDate::MAX, |next| next.effective_from - Duration::days(1));
+            Some(PlanPeriod { plan: priced(plan), from: a.effective_from, to })
+        })
+        .collect();
+    let days: Vec<Day> = usage::days(&mut conn, name, first, last)
+        .await
+        .or_fail(caller)?
+        .into_iter()
+        .map(|d| Day {
+            day: d.day,
+            seats: i64::from(d.usage.active_seats),
+            spend: d.usage.spend.into_iter().map(|l| (l.model, l.currency, l.amount)).collect(),
+        })
+        .collect();
+    let computed = statement::compute(first, &periods, &days);
+    let kind = |k: LineKind| match k {
+        LineKind::Seats => "seats",
+        LineKind::Spend => "spend",
+        LineKind::Unpriced => "unpriced",
+        LineKind::Minimum => "minimum",
+    };
+    Ok(StatementView {
+        cluster_tenant: name.to_owned(),
+        month: first.format("%Y-%m").to_string(),
+        status: "draft".into(),
+        currency: computed.currency,
+        lines: computed
+            .lines
+            .into_iter()
+            .map(|l| StatementLine {
+                kind: kind(l.kind).into(),
+                description: l.description,
+                amount: format_amount(l.amount),
+                days: l.days,
+            })
+            .collect(),
+        total: format_amount(computed.total),
+    })
+}
