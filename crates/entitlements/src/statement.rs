@@ -71,6 +71,8 @@ pub enum LineKind {
     Unpriced,
     /// Up to the monthly minimum.
     Minimum,
+    /// A change to a final month's usage, credited (or charged) on the next statement.
+    Correction,
 }
 
 /// One line of a statement.
@@ -204,6 +206,27 @@ pub fn compute(month: NaiveDate, periods: &[PlanPeriod], usage: &[Day]) -> State
     Statement { month: first, currency: closing.map(|p| p.currency.clone()), lines, total }
 }
 
+/// `statement` with a correction of an earlier, final month: `delta` is what that month comes to
+/// now minus what was frozen (negative: a credit). Nothing changes when it is zero.
+pub fn with_correction(mut statement: Statement, of_month: NaiveDate, delta: Micros) -> Statement {
+    if delta == 0 {
+        return statement;
+    }
+    let word = if delta < 0 { "Credit" } else { "Charge" };
+    statement.lines.push(Line {
+        kind: LineKind::Correction,
+        description: format!(
+            "{word}: usage of {} changed after its statement was final ({})",
+            of_month.format("%B %Y"),
+            crate::format_amount(delta)
+        ),
+        amount: to_cents(i128::from(delta), 1),
+        days: Vec::new(),
+    });
+    statement.total = statement.lines.iter().map(|l| l.amount).sum();
+    statement
+}
+
 /// `2000` → `20`, `1250` → `12.5`.
 fn format_percent(basis_points: i64) -> String {
     let whole = basis_points / 100;
@@ -300,6 +323,16 @@ mod tests {
     fn without_a_plan_nothing_is_billed() {
         let s = compute(date(11, 1), &[], &month_of(4, &[("fast", 1)]));
         assert_eq!((s.lines.len(), s.total, s.currency), (0, 0, None));
+    }
+
+    #[test]
+    fn a_correction_is_a_line_of_its_own() {
+        let period = PlanPeriod { plan: plan(0, 0, 0, None), from: date(11, 1), to: date(12, 31) };
+        let december = compute(date(12, 1), &[period], &[]);
+        let credited = with_correction(december.clone(), date(11, 1), -2_500_000);
+        assert_eq!((credited.lines.last().unwrap().kind, credited.total), (LineKind::Correction, -2_500_000));
+        assert!(credited.lines.last().unwrap().description.starts_with("Credit: usage of November 2026"));
+        assert_eq!(with_correction(december.clone(), date(11, 1), 0), december, "no change, no line");
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod memberships;
 pub mod plans;
 pub mod provisioning;
 pub mod silo_credentials;
+pub mod statements;
 pub mod tombstones;
 pub mod usage;
 pub mod zitadel_rotations;

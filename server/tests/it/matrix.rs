@@ -225,6 +225,7 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/billing/{name}/plan", None, ClusterTenant),
         route(Method::PUT, "/api/v1/billing/{name}/plan", Some(r#"{"plan":"matrix"}"#), OperatorReach),
         route(Method::GET, "/api/v1/billing/{name}/statements/{month}", None, ClusterTenant),
+        route(Method::POST, "/api/v1/billing/{name}/statements/{month}/finalise", None, OperatorReach),
         route(Method::GET, "/api/v1/auth/me", None, Public),
         route(Method::GET, "/api/v1/auth/login", None, Public),
         route(Method::GET, "/api/v1/auth/callback", None, Public),

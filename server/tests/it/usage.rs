@@ -299,6 +299,46 @@ async fn a_plan_prices_the_reported_usage_in_the_months_statement(pool: PgPool) 
         call(Method::GET, "/api/v1/billing/acme/statements/2026-13", None).await.json()["fields"]["month"].is_string()
     );
 
+    // Last month, on the plan then (assigned at the time): finalising freezes it once; the open
+    // month cannot be finalised; a correction after the freeze lands on this month's statement.
+    let plan_id: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM billing_plans WHERE name = 'Team'").fetch_one(&db).await.unwrap();
+    let last_first = last_month.with_day(1).unwrap();
+    opencrane_fleet_db::plans::assign(&db, "acme", last_first, plan_id, "ana").await.unwrap();
+    let mut conn = db.acquire().await.unwrap();
+    let seats = |n| opencrane_fleet_db::usage::DayUsage { active_seats: n, spend: vec![] };
+    opencrane_fleet_db::usage::record(&mut conn, "acme", last_first, seats(2)).await.unwrap();
+    drop(conn);
+    let previous = last_first.format("%Y-%m").to_string();
+    let open = call(Method::POST, &format!("/api/v1/billing/acme/statements/{month}/finalise"), None).await;
+    assert_eq!((open.status, open.json()["code"].clone()), (StatusCode::CONFLICT, json!("MONTH_OPEN")));
+    let finalised = call(Method::POST, &format!("/api/v1/billing/acme/statements/{previous}/finalise"), None).await;
+    assert_eq!(finalised.status, StatusCode::OK, "{}", finalised.text);
+    let frozen = finalised.json();
+    assert_eq!((frozen["status"].clone(), frozen["finalisedBy"].is_string()), (json!("final"), true), "{frozen}");
+    let again = call(Method::POST, &format!("/api/v1/billing/acme/statements/{previous}/finalise"), None).await;
+    assert_eq!(again.json()["code"], "STATEMENT_FINAL");
+    let audited: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'billing.statement.finalise' AND outcome = 'success'",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!(audited, 1);
+    // A late report raises last month's seats: the final statement stays; this month carries it.
+    let mut conn = db.acquire().await.unwrap();
+    opencrane_fleet_db::usage::record(&mut conn, "acme", last_first, seats(4)).await.unwrap();
+    drop(conn);
+    let still = call(Method::GET, &format!("/api/v1/billing/acme/statements/{previous}"), None).await.json();
+    assert_eq!((still["total"].clone(), still["status"].clone()), (frozen["total"].clone(), json!("final")));
+    let now = call(Method::GET, &format!("/api/v1/billing/acme/statements/{month}"), None).await.json();
+    let correction = now["lines"].as_array().unwrap().iter().find(|l| l["kind"] == "correction").cloned();
+    let prior_days = i64::from(last_month.day());
+    // What the month comes to now (3 seat-days) minus what was frozen (1), each rounded to cents.
+    let cents = |micros: i64| (micros + prior_days * 5_000) / prior_days / 10_000 * 10_000;
+    let expected = opencrane_entitlements::format_amount(cents(90_000_000) - cents(30_000_000));
+    assert_eq!(correction.map(|l| l["amount"].clone()), Some(json!(expected)), "{now}");
+
     // The owner reads; a member does not; only operators define and assign.
     let people = support::fleet_signed_in(db.clone());
     let owner = support::browser(&support::session_cookie(&db, "otto", false, false).await);

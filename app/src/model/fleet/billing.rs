@@ -112,7 +112,7 @@ pub struct PlanAssignment {
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StatementLine {
-    /// `seats`, `spend`, `unpriced` or `minimum`.
+    /// `seats`, `spend`, `unpriced`, `minimum` or `correction`.
     pub kind: String,
     /// For people.
     pub description: String,
@@ -131,8 +131,14 @@ pub struct StatementView {
     pub cluster_tenant: String,
     /// `YYYY-MM`.
     pub month: String,
-    /// `draft`: computed from the usage held now (finalising is not built yet).
+    /// `draft` (computed from the usage held now) or `final` (frozen).
     pub status: String,
+    /// When it was made final, and by whom.
+    #[serde(default)]
+    pub finalised_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Who made it final.
+    #[serde(default)]
+    pub finalised_by: Option<String>,
     /// The currency of the plan in force at the month's end (`null`: no plan, nothing billed).
     pub currency: Option<String>,
     /// The lines.

@@ -7,11 +7,11 @@ use chrono::{Datelike, Duration, NaiveDate, Utc};
 use opencrane_db::Error as DbError;
 use opencrane_entitlements::{
     format_amount, is_currency, parse_amount,
-    statement::{self, Day, LineKind, Plan, PlanPeriod},
+    statement::{self, Day, LineKind, Plan, PlanPeriod, Statement},
 };
 use opencrane_fleet_db::{
     plans::{self as db, NewPlan, PlanRow},
-    usage,
+    statements, usage,
 };
 use serde_json::json;
 
@@ -206,15 +206,14 @@ pub async fn history(state: &AppState, caller: &Caller, name: &str) -> Result<Ve
     history_of(state, caller, name).await
 }
 
-/// A customer's statement for `month` (`YYYY-MM`), computed from its plan history and the usage
-/// its silo reported.
-pub async fn statement(state: &AppState, caller: &Caller, name: &str, month: &str) -> Result<StatementView, AppError> {
-    state.fleet()?;
-    authorize(caller.principal.as_ref(), Action::ReadBilling(name))?;
-    let mut conn = state.pool.acquire().await.or_fail(caller)?;
-    super::usage::known(&mut conn, caller, name).await?;
-    let first = NaiveDate::parse_from_str(&format!("{}-01", month.trim()), "%Y-%m-%d")
-        .map_err(|_| AppError::field("month", "A calendar month, YYYY-MM."))?;
+/// The month (`YYYY-MM`) as its first day.
+fn parse_month(month: &str) -> Result<NaiveDate, AppError> {
+    NaiveDate::parse_from_str(&format!("{}-01", month.trim()), "%Y-%m-%d")
+        .map_err(|_| AppError::field("month", "A calendar month, YYYY-MM."))
+}
+
+/// The month starting `first` priced now from `name`'s plan history and reported usage.
+async fn priced_month(state: &AppState, caller: &Caller, name: &str, first: NaiveDate) -> Result<Statement, AppError> {
     let (first, last) = statement::month_bounds(first);
     let plans = db::list(&state.pool).await.or_fail(caller)?;
     let rows = db::assignments(&state.pool, name).await.or_fail(caller)?;
@@ -227,6 +226,7 @@ pub async fn statement(state: &AppState, caller: &Caller, name: &str, month: &st
             Some(PlanPeriod { plan: priced(plan), from: a.effective_from, to })
         })
         .collect();
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
     let days: Vec<Day> = usage::days(&mut conn, name, first, last)
         .await
         .or_fail(caller)?
@@ -237,17 +237,33 @@ pub async fn statement(state: &AppState, caller: &Caller, name: &str, month: &st
             spend: d.usage.spend.into_iter().map(|l| (l.model, l.currency, l.amount)).collect(),
         })
         .collect();
-    let computed = statement::compute(first, &periods, &days);
+    Ok(statement::compute(first, &periods, &days))
+}
+
+/// The draft of the month starting `first`: priced now, with the correction of the month before
+/// when that one is final and its usage changed since.
+async fn draft(state: &AppState, caller: &Caller, name: &str, first: NaiveDate) -> Result<Statement, AppError> {
+    let priced = priced_month(state, caller, name, first).await?;
+    let previous = statement::month_bounds(first - Duration::days(1)).0;
+    let Some(frozen) = statements::get(&state.pool, name, previous).await.or_fail(caller)? else { return Ok(priced) };
+    let now = priced_month(state, caller, name, previous).await?;
+    Ok(statement::with_correction(priced, previous, now.total - frozen.total))
+}
+
+fn wire(name: &str, computed: Statement) -> StatementView {
     let kind = |k: LineKind| match k {
         LineKind::Seats => "seats",
         LineKind::Spend => "spend",
         LineKind::Unpriced => "unpriced",
         LineKind::Minimum => "minimum",
+        LineKind::Correction => "correction",
     };
-    Ok(StatementView {
+    StatementView {
         cluster_tenant: name.to_owned(),
-        month: first.format("%Y-%m").to_string(),
+        month: computed.month.format("%Y-%m").to_string(),
         status: "draft".into(),
+        finalised_at: None,
+        finalised_by: None,
         currency: computed.currency,
         lines: computed
             .lines
@@ -260,5 +276,68 @@ pub async fn statement(state: &AppState, caller: &Caller, name: &str, month: &st
             })
             .collect(),
         total: format_amount(computed.total),
-    })
+    }
+}
+
+/// A customer's statement for `month` (`YYYY-MM`): the frozen one once final, else the draft.
+pub async fn statement(state: &AppState, caller: &Caller, name: &str, month: &str) -> Result<StatementView, AppError> {
+    state.fleet()?;
+    authorize(caller.principal.as_ref(), Action::ReadBilling(name))?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    super::usage::known(&mut conn, caller, name).await?;
+    drop(conn);
+    let first = parse_month(month)?;
+    if let Some(frozen) = statements::get(&state.pool, name, first).await.or_fail(caller)? {
+        return Ok(StatementView {
+            cluster_tenant: name.to_owned(),
+            month: first.format("%Y-%m").to_string(),
+            status: "final".into(),
+            finalised_at: Some(frozen.finalised_at),
+            finalised_by: Some(frozen.finalised_by),
+            currency: frozen.currency,
+            lines: serde_json::from_value(frozen.lines).unwrap_or_default(),
+            total: format_amount(frozen.total),
+        });
+    }
+    Ok(wire(name, draft(state, caller, name, first).await?))
+}
+
+/// Makes a closed month's statement final (operators; audited): its numbers are frozen in one
+/// transaction. 409 `MONTH_OPEN` before the month has ended, `STATEMENT_FINAL` when it already is.
+pub async fn finalise(state: &AppState, caller: &Caller, name: &str, month: &str) -> Result<StatementView, AppError> {
+    state.fleet()?;
+    let principal =
+        authorize_mutation(state, caller, Action::ManageBilling, "billing.statement.finalise", name).await?;
+    let actor = principal.subject.clone();
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    super::usage::known(&mut conn, caller, name).await?;
+    drop(conn);
+    let first = parse_month(month)?;
+    let (_, last) = statement::month_bounds(first);
+    if last >= Utc::now().date_naive() {
+        return Err(AppError::Conflict {
+            code: "MONTH_OPEN".into(),
+            message: format!("{} has not ended yet; its statement is a draft until then.", first.format("%B %Y")),
+            field: Some("month".into()),
+        });
+    }
+    let computed = draft(state, caller, name, first).await?;
+    let total = computed.total;
+    let view = wire(name, computed);
+    let lines = serde_json::to_value(&view.lines).map_err(|e| crate::service::internal(caller, &e))?;
+    let mut tx = state.pool.begin().await.or_fail(caller)?;
+    if !statements::finalise(&mut *tx, name, first, view.currency.as_deref(), total, &lines, &actor)
+        .await
+        .or_fail(caller)?
+    {
+        return Err(AppError::Conflict {
+            code: "STATEMENT_FINAL".into(),
+            message: format!("The statement of {} is already final.", first.format("%B %Y")),
+            field: Some("month".into()),
+        });
+    }
+    let meta = json!({ "month": view.month, "total": view.total, "currency": view.currency });
+    record(&mut *tx, caller, "billing.statement.finalise", name, "success", meta).await?;
+    tx.commit().await.or_fail(caller)?;
+    statement(state, caller, name, month).await
 }

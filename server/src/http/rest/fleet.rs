@@ -244,6 +244,7 @@ pub fn billing_routes() -> Router<AppState> {
         .route("/billing/plans", get(list_plans).post(create_plan))
         .route("/billing/{name}/plan", get(plan_history).put(assign_plan))
         .route("/billing/{name}/statements/{month}", get(statement))
+        .route("/billing/{name}/statements/{month}/finalise", axum::routing::post(finalise_statement))
 }
 
 /// `GET /billing/plans` (operators).
@@ -286,8 +287,17 @@ async fn assign_plan(
     Ok(Json(service::fleet::plans::assign(&state, &caller, &name, req).await.api(&caller)?).into_response())
 }
 
-/// `GET /billing/{name}/statements/{YYYY-MM}`: the month's statement (a draft from the usage
-/// held now).
+/// `POST /billing/{name}/statements/{YYYY-MM}/finalise`: freezes a closed month (operators).
+async fn finalise_statement(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, month)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    Ok(Json(service::fleet::plans::finalise(&state, &caller, &name, &month).await.api(&caller)?).into_response())
+}
+
+/// `GET /billing/{name}/statements/{YYYY-MM}`: the month's statement (final once frozen, else a
+/// draft from the usage held now).
 async fn statement(
     State(state): State<AppState>,
     caller: Caller,

@@ -374,7 +374,15 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                 op(
                     "get",
                     "/billing/{name}/statements/{month}",
-                    "The customer's statement for a month (YYYY-MM): seats prorated by seat-days, LLM spend with markup, minimum top-up; each line with its usage days (a draft from the usage held now)",
+                    "The customer's statement for a month (YYYY-MM): seats prorated by seat-days, LLM spend with markup, minimum top-up, the correction of the final month before; each line with its usage days (final once frozen, else a draft from the usage held now)",
+                    None,
+                    200,
+                    typed::<StatementView>(schemas),
+                ),
+                op(
+                    "post",
+                    "/billing/{name}/statements/{month}/finalise",
+                    "Make a closed month's statement final: its numbers are frozen (operators; audited; 409 MONTH_OPEN, STATEMENT_FINAL); later usage corrections become a correction line on the next month",
                     None,
                     200,
                     typed::<StatementView>(schemas),
