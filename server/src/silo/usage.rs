@@ -39,6 +39,12 @@ pub async fn measure(pool: &PgPool, time_zone: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A ledger model name as the fleet takes it: trimmed, 1 to 200 characters.
+fn reportable_model(model: &str) -> String {
+    let model = model.trim();
+    if model.is_empty() { "(unknown model)".to_owned() } else { model.chars().take(200).collect() }
+}
+
 /// The reports of `[from, to]`: one per day, seats carried forward, spend per model.
 async fn reports(
     pool: &PgPool,
@@ -50,8 +56,14 @@ async fn reports(
     let currency = opencrane_silo_db::settings::get(pool).await?.currency;
     let (mut seats, measured) = usage::seats(pool, from, to).await?;
     let measured: BTreeMap<NaiveDate, i32> = measured.into_iter().collect();
-    let mut spend: BTreeMap<NaiveDate, Vec<UsageSpend>> = BTreeMap::new();
+    // A model name the fleet would refuse (empty, or longer than it takes) must not hold every
+    // later day back: it is reported under a name it takes, summed with its namesakes.
+    let mut by_model: BTreeMap<(NaiveDate, String), i64> = BTreeMap::new();
     for (day, model, micros) in usage::spend_by_day_and_model(pool, from, to, time_zone).await? {
+        *by_model.entry((day, reportable_model(&model))).or_default() += micros;
+    }
+    let mut spend: BTreeMap<NaiveDate, Vec<UsageSpend>> = BTreeMap::new();
+    for ((day, model), micros) in by_model {
         spend.entry(day).or_default().push(UsageSpend {
             model,
             currency: currency.clone(),
@@ -124,4 +136,16 @@ pub async fn report_once(
         reported.changed += usize::from(recorded.changed);
     }
     Ok((reported, cursor.time_zone))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_ledger_model_name_is_one_the_fleet_takes() {
+        assert_eq!(reportable_model(" fast "), "fast");
+        assert_eq!(reportable_model(""), "(unknown model)");
+        assert_eq!(reportable_model(&"m".repeat(300)).chars().count(), 200);
+    }
 }

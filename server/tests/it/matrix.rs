@@ -215,6 +215,8 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/v1/billing-accounts", Some("{}"), Person),
         route(Method::GET, "/api/v1/billing-accounts/me", None, Person),
         route(Method::GET, "/api/v1/billing/{name}/usage", None, ClusterTenant),
+        route(Method::GET, "/api/v1/billing/{name}/usage/export", None, ClusterTenant),
+        route(Method::GET, "/api/v1/billing/{name}/statements/{month}/export", None, ClusterTenant),
         route(Method::GET, "/api/v1/billing/plans", None, Operator),
         route(
             Method::POST,

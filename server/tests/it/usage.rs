@@ -128,6 +128,19 @@ async fn a_silo_reports_its_days_once_each_and_revises_late_spend(pool: PgPool) 
     .unwrap();
     assert_eq!(replaced["spend"], json!([]), "{replaced}");
 
+    // A ledger row with no model name (LiteLLM logged none) is reported under one the fleet takes,
+    // instead of holding every later day back.
+    budgets::record_spend(&silo_db, &[event("r5", "", 10, today)]).await.unwrap();
+    let (unnamed, _) = report_once(&client, &link, "acme", &silo_db).await.unwrap();
+    assert_eq!(unnamed.changed, 1, "{unnamed:?}");
+    let models: Vec<String> =
+        sqlx::query_scalar("SELECT model FROM usage_spend WHERE cluster_tenant = 'acme' AND day = $1 ORDER BY model")
+            .bind(today)
+            .fetch_all(&fleet_db)
+            .await
+            .unwrap();
+    assert_eq!(models, ["(unknown model)", "fast"]);
+
     // Globex's credential cannot report for acme (answered like a missing customer), nor read it.
     let internal = support::fleet_internal(fleet_db.clone());
     let bearer = format!("Bearer {globex}");
@@ -298,6 +311,29 @@ async fn a_plan_prices_the_reported_usage_in_the_months_statement(pool: PgPool) 
     assert!(
         call(Method::GET, "/api/v1/billing/acme/statements/2026-13", None).await.json()["fields"]["month"].is_string()
     );
+
+    // Exports: CSV for spreadsheets (a model named like a formula is neutralised) and JSON.
+    let mut conn = db.acquire().await.unwrap();
+    let formula =
+        opencrane_fleet_db::usage::SpendLine { model: "=cmd|' /C calc'!A0".into(), currency: "EUR".into(), amount: 1 };
+    let day = opencrane_fleet_db::usage::DayUsage { active_seats: 3, spend: vec![formula] };
+    opencrane_fleet_db::usage::record(&mut conn, "acme", today, day).await.unwrap();
+    drop(conn);
+    let csv = call(Method::GET, &format!("/api/v1/billing/acme/usage/export?format=csv&from={first}"), None).await;
+    assert_eq!(csv.status, StatusCode::OK, "{}", csv.text);
+    assert!(csv.headers["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert!(csv.headers["content-disposition"].to_str().unwrap().contains("usage-acme.csv"));
+    assert!(csv.text.starts_with("customer,day,active_seats,model,currency,amount,revision\n"), "{}", csv.text);
+    assert!(csv.text.contains(",'=cmd|' /C calc'!A0,"), "neutralised: {}", csv.text);
+    assert!(!csv.text.contains(",=cmd"), "never a bare formula: {}", csv.text);
+    let statement_csv =
+        call(Method::GET, &format!("/api/v1/billing/acme/statements/{month}/export?format=csv"), None).await;
+    assert!(statement_csv.text.lines().last().unwrap_or_default().contains(",total,"), "{}", statement_csv.text);
+    let json_export = call(Method::GET, &format!("/api/v1/billing/acme/statements/{month}/export"), None).await;
+    assert!(json_export.headers["content-disposition"].to_str().unwrap().ends_with(".json\""));
+    assert_eq!(json_export.json()["month"], json!(month));
+    let bad = call(Method::GET, &format!("/api/v1/billing/acme/statements/{month}/export?format=xls"), None).await;
+    assert!(bad.json()["fields"]["format"].is_string(), "{}", bad.text);
 
     // Last month, on the plan then (assigned at the time): finalising freezes it once; the open
     // month cannot be finalised; a correction after the freeze lands on this month's statement.

@@ -341,3 +341,28 @@ pub async fn finalise(state: &AppState, caller: &Caller, name: &str, month: &str
     tx.commit().await.or_fail(caller)?;
     statement(state, caller, name, month).await
 }
+
+/// The statement as CSV for a spreadsheet: one row per line, then the total.
+pub async fn statement_csv(state: &AppState, caller: &Caller, name: &str, month: &str) -> Result<String, AppError> {
+    use crate::service::csv;
+    let s = statement(state, caller, name, month).await?;
+    let currency = s.currency.clone().unwrap_or_default();
+    let mut out = String::from("customer,month,status,kind,description,amount,currency,usage_days\n");
+    let head = [csv::text(&s.cluster_tenant), csv::quoted(&s.month), csv::text(&s.status)];
+    for l in &s.lines {
+        let days: Vec<String> = l.days.iter().map(ToString::to_string).collect();
+        let mut row = head.to_vec();
+        row.extend([
+            csv::text(&l.kind),
+            csv::text(&l.description),
+            csv::quoted(&l.amount),
+            csv::text(&currency),
+            csv::quoted(&days.join(" ")),
+        ]);
+        out.push_str(&csv::line(&row));
+    }
+    let mut total = head.to_vec();
+    total.extend(["total".into(), String::new(), csv::quoted(&s.total), csv::text(&currency), String::new()]);
+    out.push_str(&csv::line(&total));
+    Ok(out)
+}

@@ -138,6 +138,40 @@ pub async fn days(
         .collect())
 }
 
+/// The days as CSV for a spreadsheet: one row per day and model (a day without spend has one row
+/// with no model).
+pub async fn days_csv(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<String, AppError> {
+    use crate::service::csv;
+    let mut out = String::from("customer,day,active_seats,model,currency,amount,revision\n");
+    for d in days(state, caller, name, from, to).await? {
+        let head = [csv::text(name), d.day.to_string(), d.active_seats.to_string()];
+        let tail = d.revision.to_string();
+        if d.spend.is_empty() {
+            out.push_str(&csv::line(&[
+                head[0].clone(),
+                head[1].clone(),
+                head[2].clone(),
+                String::new(),
+                String::new(),
+                String::new(),
+                tail.clone(),
+            ]));
+        }
+        for l in &d.spend {
+            let mut row = head.to_vec();
+            row.extend([csv::text(&l.model), csv::text(&l.currency), csv::quoted(&l.amount), tail.clone()]);
+            out.push_str(&csv::line(&row));
+        }
+    }
+    Ok(out)
+}
+
 /// 404 for a name that is neither a customer nor one whose usage is held (a deleted customer's
 /// billing stays readable).
 pub(crate) async fn known(conn: &mut sqlx::PgConnection, caller: &Caller, name: &str) -> Result<(), AppError> {

@@ -208,22 +208,30 @@ pub async fn spend_csv(state: &AppState, caller: &Caller, period: Option<String>
     let period = period_or_month(period.as_deref())?;
     let view = spend(state, caller, period).await?;
     let currency = settings::get(&state.pool).await.or_fail(caller)?.currency;
-    let mut csv = String::from("kind,name,amount,currency,period_start,period_end\n");
-    let quote =
-        |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() };
+    use crate::service::csv;
+    let mut out = String::from("kind,name,amount,currency,period_start,period_end\n");
+    let (start, end) = (view.start.to_rfc3339(), view.end.to_rfc3339());
     for (kind, rows) in [("user", &view.by_user), ("group", &view.by_group), ("model", &view.by_model)] {
         for (name, amount) in rows {
-            let _ = writeln!(
-                csv,
-                "{kind},{},{amount},{currency},{},{}",
-                quote(name),
-                view.start.to_rfc3339(),
-                view.end.to_rfc3339()
-            );
+            out.push_str(&csv::line(&[
+                kind.to_owned(),
+                csv::text(name),
+                csv::quoted(amount),
+                csv::text(&currency),
+                start.clone(),
+                end.clone(),
+            ]));
         }
     }
-    let _ = writeln!(csv, "total,,{},{currency},{},{}", view.total, view.start.to_rfc3339(), view.end.to_rfc3339());
-    Ok(csv)
+    out.push_str(&csv::line(&[
+        "total".into(),
+        String::new(),
+        csv::quoted(&view.total),
+        csv::text(&currency),
+        start,
+        end,
+    ]));
+    Ok(out)
 }
 
 /// Sets the limit of the silo, a group or a user (replacing the target's previous limit).

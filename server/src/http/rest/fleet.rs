@@ -241,6 +241,8 @@ pub fn billing_routes() -> Router<AppState> {
         .route("/billing-accounts", axum::routing::post(upsert_billing))
         .route("/billing-accounts/me", get(my_billing))
         .route("/billing/{name}/usage", get(usage_days))
+        .route("/billing/{name}/usage/export", get(export_usage))
+        .route("/billing/{name}/statements/{month}/export", get(export_statement))
         .route("/billing/plans", get(list_plans).post(create_plan))
         .route("/billing/{name}/plan", get(plan_history).put(assign_plan))
         .route("/billing/{name}/statements/{month}", get(statement))
@@ -304,6 +306,64 @@ async fn statement(
     Path((name, month)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     Ok(Json(service::fleet::plans::statement(&state, &caller, &name, &month).await.api(&caller)?).into_response())
+}
+
+/// `?format=csv|json` of an export (JSON when absent).
+fn export_format(params: &HashMap<String, String>) -> Result<bool, AppError> {
+    match params.get("format").map(String::as_str) {
+        None | Some("" | "json") => Ok(false),
+        Some("csv") => Ok(true),
+        Some(_) => Err(AppError::field("format", "Use csv or json.")),
+    }
+}
+
+/// An export's answer: a download named `file` (`.csv` or `.json`).
+fn download(file: &str, csv: bool, body: String) -> Response {
+    let (kind, ext) = if csv { ("text/csv; charset=utf-8", "csv") } else { ("application/json", "json") };
+    (
+        [
+            (header::CONTENT_TYPE, kind.to_owned()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{file}.{ext}\"")),
+            (header::CACHE_CONTROL, "no-store".to_owned()),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// `GET /billing/{name}/usage/export?format=csv|json[&from=&to=]`: the usage days as a download.
+async fn export_usage(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let csv = export_format(&params).api(&caller)?;
+    let (from, to) = (params.get("from").map(String::as_str), params.get("to").map(String::as_str));
+    let body = if csv {
+        service::fleet::usage::days_csv(&state, &caller, &name, from, to).await.api(&caller)?
+    } else {
+        let days = service::fleet::usage::days(&state, &caller, &name, from, to).await.api(&caller)?;
+        serde_json::to_string_pretty(&days).unwrap_or_default()
+    };
+    Ok(download(&format!("usage-{name}"), csv, body))
+}
+
+/// `GET /billing/{name}/statements/{YYYY-MM}/export?format=csv|json`: the statement as a download.
+async fn export_statement(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, month)): Path<(String, String)>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let csv = export_format(&params).api(&caller)?;
+    let body = if csv {
+        service::fleet::plans::statement_csv(&state, &caller, &name, &month).await.api(&caller)?
+    } else {
+        let statement = service::fleet::plans::statement(&state, &caller, &name, &month).await.api(&caller)?;
+        serde_json::to_string_pretty(&statement).unwrap_or_default()
+    };
+    Ok(download(&format!("statement-{name}-{}", month.trim()), csv, body))
 }
 
 /// `GET /billing/{name}/usage[?from=&to=]`: the customer's usage per day as its silo reported it

@@ -346,6 +346,22 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     200,
                     list_of::<UsageDay>(schemas),
                 ),
+                op(
+                    "get",
+                    "/billing/{name}/usage/export",
+                    "The usage days as a download (?format=csv|json&from=&to=): CSV one row per day and model, spreadsheet-safe",
+                    None,
+                    200,
+                    list_of::<UsageDay>(schemas),
+                ),
+                op(
+                    "get",
+                    "/billing/{name}/statements/{month}/export",
+                    "The statement as a download (?format=csv|json): CSV one row per line and the total, spreadsheet-safe",
+                    None,
+                    200,
+                    typed::<StatementView>(schemas),
+                ),
                 op("get", "/billing/plans", "Billing plans (platform operators)", None, 200, list_of::<PlanView>(schemas)),
                 op(
                     "post",
@@ -655,6 +671,18 @@ fn query_parameters(method: &str, path: &str) -> Vec<Value> {
             ),
             param("cursor", text(), "Continue after the page whose pagination.nextCursor this is"),
         ],
+        ("get", "/billing/{name}/usage/export") => vec![
+            param("format", json!({ "enum": ["csv", "json"], "default": "json" }), "The file's format"),
+            param(
+                "from",
+                json!({ "type": "string", "format": "date" }),
+                "The first day (default: 30 days before `to`)",
+            ),
+            param("to", json!({ "type": "string", "format": "date" }), "The last day (default: today, UTC)"),
+        ],
+        ("get", "/billing/{name}/statements/{month}/export") => {
+            vec![param("format", json!({ "enum": ["csv", "json"], "default": "json" }), "The file's format")]
+        }
         ("get", "/billing/{name}/usage") => vec![
             param(
                 "from",
