@@ -19,6 +19,7 @@ use crate::{
             cluster_tenants::{
                 ClusterTenantDetail, ClusterTenantList, ClusterTenantMembers, EditClusterTenant, NewClusterTenant,
             },
+            customer_billing::CustomerBillingPage,
             dns::DnsPage,
             home::FleetHome,
             identity::IdentityPage,
@@ -63,6 +64,7 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
                     <Route path=path!("/cluster-tenants/:name/edit") view=EditClusterTenant ssr=SsrMode::Async />
                     <Route path=path!("/cluster-tenants/:name/members") view=ClusterTenantMembers ssr=SsrMode::Async />
                     <Route path=path!("/billing") view=BillingPage ssr=SsrMode::Async />
+                    <Route path=path!("/billing/:name") view=CustomerBillingPage ssr=SsrMode::Async />
                     <Route path=path!("/dns") view=DnsPage ssr=SsrMode::Async />
                     <Route path=path!("/identity") view=IdentityPage ssr=SsrMode::Async />
                     <Route path=path!("/audit") view=|| view! { <AuditLogPage role=Role::Fleet /> } ssr=SsrMode::Async />

@@ -236,6 +236,17 @@ pub async fn reconcile_identity(name: Option<String>) -> Result<ReconcileReport,
     respond(service::fleet::identity::reconcile(&state, &caller, request).await)
 }
 
+/// One customer's billing: plan history, a month's statement (`YYYY-MM`; this month when absent)
+/// and its usage days.
+#[server(prefix = "/api/fleet", endpoint = "billing/customer", input = Json)]
+pub async fn customer_billing(
+    name: String,
+    month: Option<String>,
+) -> Result<crate::model::fleet::billing::CustomerBilling, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::plans::customer_billing(&state, &caller, &name, month.as_deref()).await)
+}
+
 /// The caller's own billing account, if any.
 #[server(prefix = "/api/fleet", endpoint = "billing/mine", input = Json)]
 pub async fn my_billing_account() -> Result<Option<BillingAccount>, AppError> {

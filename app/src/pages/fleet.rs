@@ -2,6 +2,7 @@
 
 pub mod billing;
 pub mod cluster_tenants;
+pub mod customer_billing;
 pub mod dns;
 pub mod home;
 pub mod identity;

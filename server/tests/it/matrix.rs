@@ -156,6 +156,7 @@ fn fleet_routes() -> Vec<Route> {
             ClusterTenant,
         ),
         route(Method::POST, "/api/fleet/billing/mine", Some("{}"), Person),
+        route(Method::POST, "/api/fleet/billing/customer", Some(r#"{"name":"{name}"}"#), ClusterTenant),
         route(Method::POST, "/api/fleet/billing/save", Some(r#"{"request":{"displayName":"Mine"}}"#), Person),
         route(Method::POST, "/api/fleet/audit/list", Some(r#"{"query":{}}"#), Operator),
         route(Method::GET, "/api/v1/audit", None, Operator),

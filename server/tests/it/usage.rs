@@ -375,13 +375,24 @@ async fn a_plan_prices_the_reported_usage_in_the_months_statement(pool: PgPool) 
     let expected = opencrane_entitlements::format_amount(cents(90_000_000) - cents(30_000_000));
     assert_eq!(correction.map(|l| l["amount"].clone()), Some(json!(expected)), "{now}");
 
-    // The owner reads; a member does not; only operators define and assign.
+    // The customer's billing page, server-rendered for its owner (no wasm needed): plan, the
+    // statement with its lines and downloads, the usage days.
     let people = support::fleet_signed_in(db.clone());
     let owner = support::browser(&support::session_cookie(&db, "otto", false, false).await);
+    let page = send_as(&people, Method::GET, &format!("/billing/acme?month={month}"), None, &owner).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    for expected in [r#"id="plan-history""#, "Team", r#"id="statement""#, "correction", "Download CSV", r#"id="usage""#]
+    {
+        assert!(page.text.contains(expected), "{expected} missing from the page");
+    }
+    let member = support::browser(&support::session_cookie(&db, "mia", false, false).await);
+    let refused = send_as(&people, Method::GET, "/billing/acme", None, &member).await;
+    assert!(!refused.text.contains(r#"id="statement""#), "a member sees no statement");
+
+    // The owner reads; a member does not; only operators define and assign.
     let path = format!("/api/v1/billing/acme/statements/{month}");
     assert_eq!(send_as(&people, Method::GET, &path, None, &owner).await.status, StatusCode::OK);
     assert_eq!(send_as(&people, Method::GET, "/api/v1/billing/acme/plan", None, &owner).await.status, StatusCode::OK);
-    let member = support::browser(&support::session_cookie(&db, "mia", false, false).await);
     assert_eq!(send_as(&people, Method::GET, &path, None, &member).await.status, StatusCode::FORBIDDEN);
     let body = json!({ "plan": "Team" }).to_string();
     let mut headers = owner.clone();

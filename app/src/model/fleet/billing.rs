@@ -146,3 +146,14 @@ pub struct StatementView {
     /// Their sum.
     pub total: String,
 }
+
+/// The customer billing page's data: plan history, the month's statement, its usage days.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomerBilling {
+    /// Plan history, oldest first.
+    pub plans: Vec<PlanAssignment>,
+    /// The month's statement.
+    pub statement: StatementView,
+    /// The month's usage days, oldest first.
+    pub usage: Vec<crate::model::fleet::usage::UsageDay>,
+}

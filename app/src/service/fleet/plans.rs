@@ -366,3 +366,28 @@ pub async fn statement_csv(state: &AppState, caller: &Caller, name: &str, month:
     out.push_str(&csv::line(&total));
     Ok(out)
 }
+
+/// The customer billing page: the plan history, the statement of `month` (this month when
+/// absent) and that month's usage days.
+pub async fn customer_billing(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    month: Option<&str>,
+) -> Result<crate::model::fleet::billing::CustomerBilling, AppError> {
+    if !state.fleet()?.billing_enabled {
+        return Err(AppError::NotFound {
+            code: "NOT_FOUND".into(),
+            message: "Billing is disabled on this fleet-manager.".into(),
+        });
+    }
+    let month = month
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map_or_else(|| Utc::now().format("%Y-%m").to_string(), str::to_owned);
+    let statement = statement(state, caller, name, &month).await?;
+    let (first, last) = statement::month_bounds(parse_month(&month)?);
+    let (from, to) = (first.to_string(), last.to_string());
+    let usage = super::usage::days(state, caller, name, Some(&from), Some(&to)).await?;
+    Ok(crate::model::fleet::billing::CustomerBilling { plans: history(state, caller, name).await?, statement, usage })
+}

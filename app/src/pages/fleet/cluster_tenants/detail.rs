@@ -100,6 +100,8 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
     let host = base.map(|b| format!("{}.{b}", ct.name));
     let edit_href = format!("/cluster-tenants/{}/edit", ct.name);
     let members_href = format!("/cluster-tenants/{}/members", ct.name);
+    let billing_href = format!("/billing/{}", ct.name);
+    let billing = expect_context::<crate::UiContext>().billing_enabled;
     let members = ct.seats_used.unwrap_or(0);
     let name = ct.name.clone();
     let display_name = ct.display_name.clone();
@@ -118,6 +120,7 @@ fn Detail(ct: ClusterTenant, provisioning: ProvisioningView, base: Option<String
         <PageHeader title=ct.display_name.clone() description=format!("Customer {}", ct.name)>
             {(is_operator && !deleting).then(|| view! { <SuspendButton name=name.clone() suspended /> })}
             <a class="btn" href=members_href>"Members"</a>
+            {billing.then(|| view! { <a class="btn" href=billing_href>"Billing"</a> })}
             {(!deleting).then(|| view! { <a class="btn" href=edit_href>"Edit"</a> })}
             {(can_delete && !deleting).then(|| view! { <DeleteClusterTenant name display_name members policy /> })}
         </PageHeader>
