@@ -389,5 +389,10 @@ pub async fn customer_billing(
     let (first, last) = statement::month_bounds(parse_month(&month)?);
     let (from, to) = (first.to_string(), last.to_string());
     let usage = super::usage::days(state, caller, name, Some(&from), Some(&to)).await?;
-    Ok(crate::model::fleet::billing::CustomerBilling { plans: history(state, caller, name).await?, statement, usage })
+    // `statement` and `days` above checked the caller and the name.
+    Ok(crate::model::fleet::billing::CustomerBilling {
+        plans: history_of(state, caller, name).await?,
+        statement,
+        usage,
+    })
 }
