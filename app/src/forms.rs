@@ -126,6 +126,20 @@ pub enum Posted {
     },
     /// The Zitadel reconcile pass.
     ZitadelReconcile,
+    /// Define a billing plan.
+    BillingPlan,
+    /// Put a customer on a plan (the plan and the day are fields).
+    AssignPlan {
+        /// The customer.
+        cluster_tenant: String,
+    },
+    /// Make a closed month's statement final.
+    FinaliseStatement {
+        /// The customer.
+        cluster_tenant: String,
+        /// `YYYY-MM`.
+        month: String,
+    },
 }
 
 impl Posted {
@@ -322,9 +336,10 @@ mod server {
         Role,
         api::{
             fleet::{
-                delete_cluster_tenant, identity_rotation, reconcile_identity, refresh_customer_dns, remove_member,
-                retry_provisioning, revoke_fleet_sessions, rotate_zitadel_key, save_platform_dns,
-                set_cluster_tenant_suspended, set_member_suspended,
+                assign_billing_plan, create_billing_plan, delete_cluster_tenant, finalise_billing_statement,
+                identity_rotation, reconcile_identity, refresh_customer_dns, remove_member, retry_provisioning,
+                revoke_fleet_sessions, rotate_zitadel_key, save_platform_dns, set_cluster_tenant_suspended,
+                set_member_suspended,
             },
             silo::{create_token, revoke_silo_sessions, revoke_token},
         },
@@ -335,6 +350,7 @@ mod server {
         },
         model::{
             fleet::{
+                billing::{AssignPlanRequest, PlanRequest},
                 cluster_tenant::{ClusterTenantForm, TerminationPolicy},
                 dns::PlatformDnsForm,
             },
@@ -344,12 +360,21 @@ mod server {
         state::AppState,
     };
 
+    /// The plan form's fields.
+    const BILLING_PLAN_FIELDS: &[&str] =
+        &["name", "currency", "seatPrice", "includedSeats", "markupPercent", "monthlyMinimum"];
+
     /// The issuer form's fields (a message for another field goes above the form).
     const PLATFORM_DNS_FIELDS: &[&str] = &["provider", "zone", "email", "server", "apiToken", "solverConfig"];
 
     /// A customer's page.
     fn customer_page(name: &str) -> String {
         format!("/cluster-tenants/{}", url_encode(name))
+    }
+
+    /// A customer's billing page.
+    fn billing_page(name: &str) -> String {
+        format!("/billing/{}", url_encode(name))
     }
 
     /// How a posted form was answered.
@@ -383,6 +408,9 @@ mod server {
             | Posted::ZitadelKey
             | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile
+            | Posted::BillingPlan
+            | Posted::AssignPlan { .. }
+            | Posted::FinaliseStatement { .. }
             | Posted::SuspendClusterTenant { .. }
             | Posted::RetryProvisioning { .. }
             | Posted::DeleteClusterTenant { .. }
@@ -427,7 +455,10 @@ mod server {
             Posted::ZitadelKey => key == "serviceAccountKey",
             Posted::PlatformDns => PLATFORM_DNS_FIELDS.contains(&key),
             Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
-            Posted::ZitadelRotation { .. }
+            Posted::BillingPlan => BILLING_PLAN_FIELDS.contains(&key),
+            Posted::AssignPlan { .. } => matches!(key, "plan" | "effectiveFrom"),
+            Posted::FinaliseStatement { .. }
+            | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile
             | Posted::RevokeToken { .. }
             | Posted::RevokeSessions { .. }
@@ -483,6 +514,38 @@ mod server {
                 Posted::ZitadelReconcile => {
                     let name = Some(lookup("name")).filter(|n| !n.trim().is_empty());
                     reconcile_identity(name).await.map(|_| redirect(with_query("/identity", "saved", &form)))
+                }
+                Posted::BillingPlan => {
+                    let included = lookup("includedSeats");
+                    let included_seats = match included.trim() {
+                        "" => 0,
+                        text => text
+                            .parse()
+                            .map_err(|_| AppError::field("includedSeats", "A whole number of seats, 0 or more."))?,
+                    };
+                    let request = PlanRequest {
+                        name: lookup("name"),
+                        currency: lookup("currency"),
+                        seat_price: lookup("seatPrice"),
+                        included_seats,
+                        markup_percent: Some(lookup("markupPercent")).filter(|m| !m.trim().is_empty()),
+                        monthly_minimum: Some(lookup("monthlyMinimum")).filter(|m| !m.trim().is_empty()),
+                    };
+                    let plan = create_billing_plan(request).await?;
+                    Ok(redirect(with_query("/billing", "saved", &plan.name)))
+                }
+                Posted::AssignPlan { cluster_tenant } => {
+                    let request = AssignPlanRequest {
+                        plan: lookup("plan"),
+                        effective_from: Some(lookup("effectiveFrom")).filter(|d| !d.trim().is_empty()),
+                    };
+                    assign_billing_plan(cluster_tenant.clone(), request).await?;
+                    Ok(redirect(with_query(&billing_page(&cluster_tenant), "saved", "plan")))
+                }
+                Posted::FinaliseStatement { cluster_tenant, month } => {
+                    finalise_billing_statement(cluster_tenant.clone(), month.clone()).await?;
+                    let page = with_query(&billing_page(&cluster_tenant), "month", &month);
+                    Ok(redirect(with_query(&page, "saved", "final")))
                 }
                 Posted::SuspendClusterTenant { cluster_tenant, suspended } => {
                     set_cluster_tenant_suspended(cluster_tenant.clone(), suspended).await?;

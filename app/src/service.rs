@@ -14,6 +14,7 @@
 //! the mutation does not happen (fail closed). Refusals are recorded too, on a best-effort basis.
 
 pub mod audit;
+pub mod chart;
 pub mod csv;
 pub mod fleet;
 pub mod sessions;

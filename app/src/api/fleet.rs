@@ -281,3 +281,49 @@ pub async fn revoke_fleet_sessions(what: RevokeSessions) -> Result<i64, AppError
     let (state, caller) = request_context()?;
     respond(service::sessions::revoke(&state, &caller, what).await)
 }
+
+/// The billing overview: every customer in scope with its account, plan, month-to-date and
+/// forecast (operators: all; others: the customers they own or administer).
+#[server(prefix = "/api/fleet", endpoint = "billing/overview", input = Json)]
+pub async fn billing_overview(
+    query: crate::model::fleet::billing::BillingQuery,
+) -> Result<crate::model::fleet::billing::BillingOverview, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::billing_overview::overview(&state, &caller, query).await)
+}
+
+/// Every billing plan (platform operators).
+#[server(prefix = "/api/fleet", endpoint = "billing/plans", input = Json)]
+pub async fn billing_plans() -> Result<Vec<crate::model::fleet::billing::PlanView>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::plans::list(&state, &caller).await)
+}
+
+/// Defines a billing plan (platform operators).
+#[server(prefix = "/api/fleet", endpoint = "billing/plans/create", input = Json)]
+pub async fn create_billing_plan(
+    request: crate::model::fleet::billing::PlanRequest,
+) -> Result<crate::model::fleet::billing::PlanView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::plans::create(&state, &caller, request).await)
+}
+
+/// Puts a customer on a plan from a day (platform operators); answers its plan history.
+#[server(prefix = "/api/fleet", endpoint = "billing/assign", input = Json)]
+pub async fn assign_billing_plan(
+    name: String,
+    request: crate::model::fleet::billing::AssignPlanRequest,
+) -> Result<Vec<crate::model::fleet::billing::PlanAssignment>, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::plans::assign(&state, &caller, &name, request).await)
+}
+
+/// Makes a closed month's statement final (platform operators).
+#[server(prefix = "/api/fleet", endpoint = "billing/finalise", input = Json)]
+pub async fn finalise_billing_statement(
+    name: String,
+    month: String,
+) -> Result<crate::model::fleet::billing::StatementView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::plans::finalise(&state, &caller, &name, &month).await)
+}

@@ -130,3 +130,37 @@ pub fn ConfirmPost(
         </span>
     }
 }
+
+/// One labelled text input of a posted form, with what to show in it (what was typed, after a
+/// refused post) and its message.
+pub struct TextInput {
+    /// The input's DOM id.
+    pub id: &'static str,
+    /// The posted field's name.
+    pub key: &'static str,
+    /// The label.
+    pub label: &'static str,
+    /// The help under it.
+    pub hint: &'static str,
+    /// What it holds.
+    pub value: String,
+    /// Its message.
+    pub error: Option<String>,
+    /// The input's `type`.
+    pub kind: &'static str,
+    /// Marked as required.
+    pub required: bool,
+}
+
+impl TextInput {
+    /// The field.
+    pub fn view(self) -> impl IntoView {
+        let describe = described_by(self.id, true, self.error.is_some());
+        let error = self.error;
+        view! {
+            <Field id=self.id label=self.label hint=self.hint required=self.required error=Signal::derive(move || error.clone())>
+                <input id=self.id name=self.key type=self.kind value=self.value aria-describedby=describe autocomplete="off" />
+            </Field>
+        }
+    }
+}

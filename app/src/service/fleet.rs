@@ -2,6 +2,8 @@
 //! members, and billing. Platform operators only, except where a customer's own Owner may act on it.
 
 pub mod billing;
+pub mod billing_overview;
+pub mod book;
 pub mod cluster_tenants;
 pub mod dns;
 pub mod identity;

@@ -227,6 +227,24 @@ pub fn with_correction(mut statement: Statement, of_month: NaiveDate, delta: Mic
     statement
 }
 
+/// A forecast of an open month's total, labelled as one wherever it is shown: what the usage
+/// lines (seats and spend) came to over the first `elapsed` days, extended linearly to the whole
+/// month and rounded to cents, plus the statement's corrections, and at least the monthly minimum
+/// of the plan in force at the month's end (`minimum`). A closed or finished month (`elapsed` at
+/// or past its length) forecasts its total.
+pub fn forecast(statement: &Statement, elapsed: i64, minimum: Option<Micros>) -> Micros {
+    let (first, last) = month_bounds(statement.month);
+    let length = (last - first).num_days() + 1;
+    if elapsed >= length || elapsed <= 0 {
+        return statement.total;
+    }
+    let usage: Micros =
+        statement.lines.iter().filter(|l| matches!(l.kind, LineKind::Seats | LineKind::Spend)).map(|l| l.amount).sum();
+    let corrections: Micros = statement.lines.iter().filter(|l| l.kind == LineKind::Correction).map(|l| l.amount).sum();
+    let projected = to_cents(i128::from(usage) * i128::from(length), i128::from(elapsed));
+    projected.max(minimum.unwrap_or(0)) + corrections
+}
+
 /// `2000` → `20`, `1250` → `12.5`.
 fn format_percent(basis_points: i64) -> String {
     let whole = basis_points / 100;
@@ -342,6 +360,25 @@ mod tests {
         assert_eq!(to_cents(-5_000, 1), -10_000);
         assert_eq!(format_percent(1250), "12.5");
         assert_eq!(format_percent(1205), "12.05");
+    }
+
+    #[test]
+    fn a_forecast_extends_the_usage_so_far_to_the_month_and_keeps_the_minimum() {
+        let periods = [PlanPeriod { plan: plan(30_000_000, 0, 0, None), from: date(11, 1), to: NaiveDate::MAX }];
+        // 10 days of 3 seats in a 30-day month: 30 seat-days = 30.00; linear to 90.00.
+        let days: Vec<Day> = month_of(3, &[]).into_iter().take(10).collect();
+        let so_far = compute(date(11, 1), &periods, &days);
+        assert_eq!(so_far.total, 30_000_000);
+        assert_eq!(forecast(&so_far, 10, None), 90_000_000);
+        // The minimum is a floor on the forecast, not added to it.
+        assert_eq!(forecast(&so_far, 10, Some(100_000_000)), 100_000_000);
+        assert_eq!(forecast(&so_far, 10, Some(50_000_000)), 90_000_000);
+        // A correction is not extended: it is added once.
+        let corrected = with_correction(so_far.clone(), date(10, 1), -5_000_000);
+        assert_eq!(forecast(&corrected, 10, None), 85_000_000);
+        // A finished month forecasts what it is.
+        assert_eq!(forecast(&so_far, 30, None), so_far.total);
+        assert_eq!(forecast(&so_far, 0, None), so_far.total);
     }
 
     proptest! {

@@ -70,3 +70,40 @@ pub async fn find_by_subject(db: impl PgExecutor<'_>, subject: &str) -> Result<O
     .fetch_optional(db)
     .await?)
 }
+
+/// A customer with the billing account that pays for it: the account of its first owner that
+/// has one (the person who created the customer, unless ownership moved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomerAccount {
+    /// The customer.
+    pub cluster_tenant: String,
+    /// Its display name.
+    pub display_name: String,
+    /// Its phase.
+    pub phase: String,
+    /// The account's id.
+    pub account_id: Option<Uuid>,
+    /// The account's display name.
+    pub account_name: Option<String>,
+    /// The account's e-mail.
+    pub account_email: Option<String>,
+}
+
+/// Every customer with its billing account, by name (one statement).
+pub async fn customer_accounts(db: impl PgExecutor<'_>) -> Result<Vec<CustomerAccount>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        CustomerAccount,
+        r#"SELECT c.name AS cluster_tenant, c.display_name, c.phase,
+                  a.id AS "account_id?", a.display_name AS account_name, a.email AS account_email
+           FROM cluster_tenants c
+           LEFT JOIN LATERAL (
+               SELECT b.id, b.display_name, b.email FROM org_memberships m
+               JOIN billing_accounts b ON b.subject = m.subject
+               WHERE m.cluster_tenant = c.name AND m.role = 'owner'
+               ORDER BY m.created_at, m.subject LIMIT 1) a ON true
+           ORDER BY c.name"#
+    )
+    .fetch_all(db)
+    .await?)
+}

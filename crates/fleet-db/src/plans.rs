@@ -117,3 +117,26 @@ pub async fn assign(db: impl PgExecutor<'_>, name: &str, from: NaiveDate, plan: 
     .await?;
     Ok(())
 }
+
+/// Every customer's plan history, by customer and day (one statement).
+pub async fn all_assignments(db: impl PgExecutor<'_>) -> Result<Vec<(String, AssignmentRow)>> {
+    // language=PostgreSQL
+    let rows = sqlx::query!(
+        "SELECT cluster_tenant, effective_from, plan_id, assigned_by, assigned_at FROM plan_assignments
+         ORDER BY cluster_tenant, effective_from"
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let row = AssignmentRow {
+                effective_from: r.effective_from,
+                plan_id: r.plan_id,
+                assigned_by: r.assigned_by,
+                assigned_at: r.assigned_at,
+            };
+            (r.cluster_tenant, row)
+        })
+        .collect())
+}

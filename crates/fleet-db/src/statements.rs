@@ -61,3 +61,40 @@ pub async fn finalise(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// A final statement's total, for overviews.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalTotal {
+    /// The customer.
+    pub cluster_tenant: String,
+    /// The month's first day.
+    pub month: NaiveDate,
+    /// Its currency.
+    pub currency: Option<String>,
+    /// Millionths.
+    pub total: i64,
+    /// When it was finalised.
+    pub finalised_at: DateTime<Utc>,
+}
+
+/// The totals of the final statements of the months `[from, to]` (first days) of `name`, or of
+/// every customer (`None`), in one statement.
+pub async fn totals(
+    db: impl PgExecutor<'_>,
+    name: Option<&str>,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<FinalTotal>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        FinalTotal,
+        r#"SELECT cluster_tenant, month, currency, (total * 1000000)::bigint AS "total!", finalised_at
+           FROM statements WHERE month BETWEEN $2 AND $3 AND ($1::text IS NULL OR cluster_tenant = $1)
+           ORDER BY cluster_tenant, month"#,
+        name,
+        from,
+        to
+    )
+    .fetch_all(db)
+    .await?)
+}

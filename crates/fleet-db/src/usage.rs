@@ -202,3 +202,60 @@ pub async fn days(conn: &mut PgConnection, name: &str, from: NaiveDate, to: Naiv
         })
         .collect())
 }
+
+/// One customer's day, for statements of many customers at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomerDay {
+    /// The customer.
+    pub cluster_tenant: String,
+    /// The day.
+    pub day: NaiveDate,
+    /// What it holds.
+    pub usage: DayUsage,
+}
+
+/// Every customer's days in `[from, to]`, by customer and day, in one statement whatever the
+/// number of customers and days. With `open_only`, days of a month whose statement is final
+/// are left out (a final statement is read, not recomputed) unless some day of that month
+/// changed after it was finalised (its correction needs them).
+pub async fn all_days(
+    conn: &mut PgConnection,
+    from: NaiveDate,
+    to: NaiveDate,
+    open_only: bool,
+) -> Result<Vec<CustomerDay>> {
+    // language=PostgreSQL
+    let rows = sqlx::query!(
+        r#"SELECT d.cluster_tenant, d.day, d.active_seats,
+                  COALESCE(jsonb_agg(jsonb_build_object('model', s.model, 'currency', s.currency,
+                                                        'amount', (s.amount * 1000000)::bigint)
+                                     ORDER BY s.model, s.currency) FILTER (WHERE s.model IS NOT NULL),
+                           '[]'::jsonb) AS "spend!"
+           FROM usage_days d
+           LEFT JOIN usage_spend s ON s.cluster_tenant = d.cluster_tenant AND s.day = d.day
+           WHERE d.day BETWEEN $1 AND $2 AND (NOT $3 OR NOT EXISTS (
+               SELECT 1 FROM statements f
+               WHERE f.cluster_tenant = d.cluster_tenant AND f.month = date_trunc('month', d.day)::date
+                 AND NOT EXISTS (SELECT 1 FROM usage_days c
+                                 WHERE c.cluster_tenant = f.cluster_tenant AND c.reported_at > f.finalised_at
+                                   AND c.day >= f.month AND c.day < (f.month + interval '1 month')::date)))
+           GROUP BY d.cluster_tenant, d.day, d.active_seats
+           ORDER BY d.cluster_tenant, d.day"#,
+        from,
+        to,
+        open_only
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            let spend = serde_json::from_value(r.spend)
+                .map_err(|e| opencrane_db::Error::Other(sqlx::Error::Decode(Box::new(e))))?;
+            Ok(CustomerDay {
+                cluster_tenant: r.cluster_tenant,
+                day: r.day,
+                usage: DayUsage { active_seats: r.active_seats, spend },
+            })
+        })
+        .collect()
+}

@@ -4,6 +4,7 @@
 //! The forms are taken from the rendered pages, as a browser without JavaScript would.
 
 use axum::http::{Method, StatusCode};
+use serde_json::json;
 use sqlx::PgPool;
 
 use crate::support::{self, Reply, send_as};
@@ -441,4 +442,131 @@ async fn the_members_page_lists_seats_and_its_form_works_without_wasm(pool: PgPo
     )
     .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "the post is checked like the call: {}", refused.status);
+}
+
+/// Billing from the pages alone: an operator defines a plan on `/billing` (bad input named under
+/// its field, what was typed kept), puts a customer on it from its billing page, and the overview
+/// lists every customer — billed, unbilled, with no account, deleted with history — with its
+/// month-to-date and a forecast; its owner sees only their own, read-only.
+#[sqlx::test(migrations = false)]
+async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
+    use chrono::{Datelike, Utc};
+    let db = support::fleet_db(&pool).await;
+    for sql in [
+        "INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme'), ('beta', 'Beta'), ('gamma', 'Gamma')",
+        "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner'), ('beta', 'bea', 'owner')",
+        "INSERT INTO billing_accounts (subject, email, display_name) VALUES ('otto', 'otto@example.com', 'Otto Ltd')",
+    ] {
+        sqlx::query(sql).execute(&db).await.unwrap();
+    }
+    let today = Utc::now().date_naive();
+    let first = today.with_day(1).unwrap();
+    let mut conn = db.acquire().await.unwrap();
+    for (name, seats) in [("acme", 3), ("beta", 1), ("gone", 2)] {
+        let line =
+            opencrane_fleet_db::usage::SpendLine { model: "fast".into(), currency: "EUR".into(), amount: 2_000_000 };
+        let day = opencrane_fleet_db::usage::DayUsage { active_seats: seats, spend: vec![line] };
+        opencrane_fleet_db::usage::record(&mut conn, name, first, day).await.unwrap();
+    }
+    drop(conn);
+    let fleet = support::fleet_signed_in(db.clone());
+    let operator = support::session_cookie(&db, "ana", true, false).await;
+    let nav = form_headers(&operator, "same-origin");
+
+    let page = send_as(&fleet, Method::GET, "/billing", None, &nav).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert!(page.text.contains(r#"id="billing-plans""#) && page.text.contains("No plans yet"));
+    let hidden = hidden_fields(&page.text, "billing-plan");
+    let plan = |price: &'static str| {
+        vec![
+            ("name", "Team"),
+            ("currency", "EUR"),
+            ("seatPrice", price),
+            ("includedSeats", "1"),
+            ("markupPercent", "10"),
+        ]
+    };
+    let refused = send_as(&fleet, Method::POST, "/billing", Some(&encode(&hidden, &plan("-3"))), &nav).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert!(error_under(&refused, "plan-seat-price").contains("0 or more"), "the price is named under its field");
+    assert!(refused.text.contains(r#"value="Team""#), "what was typed stays");
+    let made = send_as(&fleet, Method::POST, "/billing", Some(&encode(&hidden, &plan("30"))), &nav).await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.text);
+    assert_eq!(made.headers["location"], "/billing?saved=Team");
+
+    // acme goes on Team from the first of the month, from its billing page.
+    let acme = send_as(&fleet, Method::GET, "/billing/acme", None, &nav).await;
+    assert!(acme.text.contains(r#"aria-label="Active seats per day""#), "the usage chart");
+    let assign = hidden_fields(&acme.text, "assign-plan");
+    let too_early = (first - chrono::Duration::days(1)).to_string();
+    let closed = send_as(
+        &fleet,
+        Method::POST,
+        "/billing/acme",
+        Some(&encode(&assign, &[("plan", "Team"), ("effectiveFrom", &too_early)])),
+        &nav,
+    )
+    .await;
+    assert!(error_under(&closed, "assign-plan-from").contains("closed"), "a closed month is refused under its field");
+    let from = first.to_string();
+    let assigned = send_as(
+        &fleet,
+        Method::POST,
+        "/billing/acme",
+        Some(&encode(&assign, &[("plan", "Team"), ("effectiveFrom", &from)])),
+        &nav,
+    )
+    .await;
+    assert_eq!(assigned.status, StatusCode::SEE_OTHER, "{}", assigned.text);
+    assert_eq!(assigned.headers["location"], "/billing/acme?saved=plan");
+
+    // The overview: acme billed to Otto Ltd; beta (an owner with no account) and gamma (no usage,
+    // no plan) unbilled; gone (deleted, its usage kept) listed.
+    let overview = send_as(&fleet, Method::GET, "/api/v1/billing/customers", None, &nav).await;
+    assert_eq!(overview.status, StatusCode::OK, "{}", overview.text);
+    let o = overview.json();
+    let row = |name: &str| o["items"].as_array().unwrap().iter().find(|r| r["clusterTenant"] == name).cloned();
+    let acme_row = row("acme").expect("acme is listed");
+    assert_eq!((acme_row["plan"].clone(), acme_row["account"]["name"].clone()), (json!("Team"), json!("Otto Ltd")));
+    let days = i64::from(opencrane_entitlements::statement::month_bounds(first).1.day());
+    // 2 seat-days above the included one × 30.00 ÷ days in month, + 2.00 EUR + 10 %.
+    let cents = |micros: i64| (micros + days * 5_000) / days / 10_000 * 10_000;
+    let expected = cents(60_000_000) + 2_200_000;
+    assert_eq!(acme_row["monthToDate"], json!(opencrane_entitlements::format_amount(expected)), "{acme_row}");
+    if today.day() < u32::try_from(days).unwrap() {
+        assert!(acme_row["forecast"].is_string(), "an open month has a forecast: {acme_row}");
+    }
+    for name in ["beta", "gamma", "gone"] {
+        let r = row(name).unwrap_or_else(|| panic!("{name} is listed"));
+        assert!(r["plan"].is_null(), "{r}");
+    }
+    assert_eq!(row("gone").unwrap()["deleted"], json!(true));
+    assert!(row("beta").unwrap()["account"].is_null());
+    assert_eq!(o["totals"][0]["currency"], "EUR");
+    assert_eq!(o["trend"].as_array().unwrap().len(), 6, "six months");
+    let unbilled = send_as(&fleet, Method::GET, "/api/v1/billing/customers?status=unbilled", None, &nav).await.json();
+    assert_eq!(unbilled["total"], json!(3), "{unbilled}");
+    let searched = send_as(&fleet, Method::GET, "/api/v1/billing/customers?q=otto", None, &nav).await.json();
+    assert_eq!(searched["items"][0]["clusterTenant"], "acme", "the account's name is searched: {searched}");
+    let bad = send_as(&fleet, Method::GET, "/api/v1/billing/customers?month=2026-13", None, &nav).await.json();
+    assert!(bad["fields"]["month"].is_string(), "{bad}");
+    let bad = send_as(&fleet, Method::GET, "/api/v1/billing/customers?page=0", None, &nav).await.json();
+    assert!(bad["fields"]["page"].is_string(), "{bad}");
+
+    // The page: grouped by account, the trend as SVG with the forecast drawn hollow.
+    let page = send_as(&fleet, Method::GET, "/billing", None, &nav).await;
+    assert!(page.text.contains("Account Otto Ltd"), "grouped by account");
+    assert!(page.text.contains("No billing account"), "the unbilled group");
+    assert!(page.text.contains(r#"aria-label="Billed per month in EUR""#), "the trend chart");
+    assert!(page.text.contains(r#"data-customer="gone""#) && page.text.contains("(deleted)"));
+    assert!(page.text.contains(r#"data-plan="Team""#), "the plan is listed");
+
+    // acme's owner: only acme, and neither the plans nor the plan form.
+    let owner = support::session_cookie(&db, "otto", false, false).await;
+    let theirs = send_as(&fleet, Method::GET, "/billing", None, &form_headers(&owner, "same-origin")).await;
+    assert!(theirs.text.contains(r#"data-customer="acme""#), "{}", theirs.text);
+    assert!(!theirs.text.contains(r#"data-customer="beta""#) && !theirs.text.contains(r#"data-customer="gone""#));
+    assert!(!theirs.text.contains(r#"id="billing-plans""#) && !theirs.text.contains(r#"id="billing-plan""#));
+    let own_page = send_as(&fleet, Method::GET, "/billing/acme", None, &form_headers(&owner, "same-origin")).await;
+    assert!(!own_page.text.contains(r#"id="assign-plan""#), "read-only for the owner");
 }

@@ -158,6 +158,26 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/fleet/billing/mine", Some("{}"), Person),
         route(Method::POST, "/api/fleet/billing/customer", Some(r#"{"name":"{name}"}"#), ClusterTenant),
         route(Method::POST, "/api/fleet/billing/save", Some(r#"{"request":{"displayName":"Mine"}}"#), Person),
+        route(Method::POST, "/api/fleet/billing/overview", Some(r#"{"query":{}}"#), List),
+        route(Method::POST, "/api/fleet/billing/plans", Some("{}"), Operator),
+        route(
+            Method::POST,
+            "/api/fleet/billing/plans/create",
+            Some(r#"{"request":{"name":"matrix-fn","currency":"EUR","seatPrice":"1","includedSeats":0}}"#),
+            Operator,
+        ),
+        route(
+            Method::POST,
+            "/api/fleet/billing/assign",
+            Some(r#"{"name":"{name}","request":{"plan":"matrix"}}"#),
+            OperatorReach,
+        ),
+        route(
+            Method::POST,
+            "/api/fleet/billing/finalise",
+            Some(r#"{"name":"{name}","month":"{month}"}"#),
+            OperatorReach,
+        ),
         route(Method::POST, "/api/fleet/audit/list", Some(r#"{"query":{}}"#), Operator),
         route(Method::GET, "/api/v1/audit", None, Operator),
         route(Method::POST, "/api/fleet/identity/overview", Some("{}"), Operator),
@@ -218,6 +238,7 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::GET, "/api/v1/billing/{name}/usage", None, ClusterTenant),
         route(Method::GET, "/api/v1/billing/{name}/usage/export", None, ClusterTenant),
         route(Method::GET, "/api/v1/billing/{name}/statements/{month}/export", None, ClusterTenant),
+        route(Method::GET, "/api/v1/billing/customers", None, List),
         route(Method::GET, "/api/v1/billing/plans", None, Operator),
         route(
             Method::POST,
@@ -450,6 +471,7 @@ async fn call(app: &Router, r: &Route, object: &str, headers: &[(&'static str, S
             .replace("MODEL", MODEL)
             .replace("{name}", object)
             .replace("{id}", object)
+            .replace("{month}", "2026-11")
     });
     send_as(app, r.method.clone(), &path, body.as_deref(), headers).await
 }

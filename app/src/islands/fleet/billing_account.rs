@@ -17,7 +17,7 @@ const INPUT_ID: &str = "billing-name";
 /// Saves the account; the page to go to next. The island and the no-wasm post both end here.
 pub(crate) async fn save(display_name: String) -> Result<String, AppError> {
     let display_name = Some(display_name).filter(|v| !v.trim().is_empty());
-    save_billing_account(BillingAccountRequest { display_name }).await.map(|_| "/billing?saved=1".to_owned())
+    save_billing_account(BillingAccountRequest { display_name }).await.map(|_| "/billing?saved=account".to_owned())
 }
 
 /// The billing-account form: one optional display name.

@@ -13,7 +13,7 @@ use crate::{
     api::fleet::{get_dns_overview, get_platform_dns},
     components::{
         feedback::{Badge, ErrorView, Notice},
-        form::{Field, PostButton, described_by},
+        form::{Field, PostButton, TextInput, described_by},
         format::timestamp,
         layout::PageHeader,
         table::{DataTable, EmptyState},
@@ -286,29 +286,5 @@ fn IssuerForm(issuer: opencrane_types::platform_dns::IssuerSummary) -> impl Into
                 <button type="submit" class="btn primary">"Save the issuer"</button>
             </div>
         </form>
-    }
-}
-
-/// One text input of the issuer form, with what to show in it.
-struct TextInput {
-    id: &'static str,
-    key: &'static str,
-    label: &'static str,
-    hint: &'static str,
-    value: String,
-    error: Option<String>,
-    kind: &'static str,
-    required: bool,
-}
-
-impl TextInput {
-    fn view(self) -> impl IntoView {
-        let describe = described_by(self.id, true, self.error.is_some());
-        let error = self.error;
-        view! {
-            <Field id=self.id label=self.label hint=self.hint required=self.required error=Signal::derive(move || error.clone())>
-                <input id=self.id name=self.key type=self.kind value=self.value aria-describedby=describe autocomplete="off" />
-            </Field>
-        }
     }
 }

@@ -7,13 +7,15 @@ use chrono::{Datelike, Duration, NaiveDate, Utc};
 use opencrane_db::Error as DbError;
 use opencrane_entitlements::{
     format_amount, is_currency, parse_amount,
-    statement::{self, Day, LineKind, Plan, PlanPeriod, Statement},
+    statement::{self, LineKind, Statement},
 };
 use opencrane_fleet_db::{
     plans::{self as db, NewPlan, PlanRow},
-    statements, usage,
+    statements,
 };
 use serde_json::json;
+
+use super::book::Book;
 
 use crate::{
     authz::{Action, authorize, cluster_tenant_not_found},
@@ -32,17 +34,6 @@ fn view(row: &PlanRow) -> PlanView {
         included_seats: row.included_seats,
         markup_percent: format_amount(row.markup_basis_points * 10_000),
         monthly_minimum: row.monthly_minimum.map(format_amount),
-    }
-}
-
-fn priced(row: &PlanRow) -> Plan {
-    Plan {
-        name: row.name.clone(),
-        currency: row.currency.clone(),
-        seat_price: row.seat_price,
-        included_seats: i64::from(row.included_seats),
-        markup_basis_points: row.markup_basis_points,
-        monthly_minimum: row.monthly_minimum,
     }
 }
 
@@ -212,45 +203,12 @@ fn parse_month(month: &str) -> Result<NaiveDate, AppError> {
         .map_err(|_| AppError::field("month", "A calendar month, YYYY-MM."))
 }
 
-/// The month starting `first` priced now from `name`'s plan history and reported usage.
-async fn priced_month(state: &AppState, caller: &Caller, name: &str, first: NaiveDate) -> Result<Statement, AppError> {
-    let (first, last) = statement::month_bounds(first);
-    let plans = db::list(&state.pool).await.or_fail(caller)?;
-    let rows = db::assignments(&state.pool, name).await.or_fail(caller)?;
-    let periods: Vec<PlanPeriod> = rows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| {
-            let plan = plans.iter().find(|p| p.id == a.plan_id)?;
-            let to = rows.get(i + 1).map_or(NaiveDate::MAX, |next| next.effective_from - Duration::days(1));
-            Some(PlanPeriod { plan: priced(plan), from: a.effective_from, to })
-        })
-        .collect();
-    let mut conn = state.pool.acquire().await.or_fail(caller)?;
-    let days: Vec<Day> = usage::days(&mut conn, name, first, last)
-        .await
-        .or_fail(caller)?
-        .into_iter()
-        .map(|d| Day {
-            day: d.day,
-            seats: i64::from(d.usage.active_seats),
-            spend: d.usage.spend.into_iter().map(|l| (l.model, l.currency, l.amount)).collect(),
-        })
-        .collect();
-    Ok(statement::compute(first, &periods, &days))
-}
-
-/// The draft of the month starting `first`: priced now, with the correction of the month before
-/// when that one is final and its usage changed since.
+/// The draft of the month starting `first` (see [`Book::draft`]).
 async fn draft(state: &AppState, caller: &Caller, name: &str, first: NaiveDate) -> Result<Statement, AppError> {
-    let priced = priced_month(state, caller, name, first).await?;
-    let previous = statement::month_bounds(first - Duration::days(1)).0;
-    let Some(frozen) = statements::get(&state.pool, name, previous).await.or_fail(caller)? else { return Ok(priced) };
-    let now = priced_month(state, caller, name, previous).await?;
-    Ok(statement::with_correction(priced, previous, now.total - frozen.total))
+    Ok(Book::one(&state.pool, name, first, first).await.or_fail(caller)?.draft(name, first))
 }
 
-fn wire(name: &str, computed: Statement) -> StatementView {
+pub(super) fn wire(name: &str, computed: Statement) -> StatementView {
     let kind = |k: LineKind| match k {
         LineKind::Seats => "seats",
         LineKind::Spend => "spend",
@@ -390,9 +348,61 @@ pub async fn customer_billing(
     let (from, to) = (first.to_string(), last.to_string());
     let usage = super::usage::days(state, caller, name, Some(&from), Some(&to)).await?;
     // `statement` and `days` above checked the caller and the name.
+    let manage = crate::authz::can(caller.principal.as_ref(), Action::ManageBilling);
+    let plans = if manage {
+        db::list(&state.pool).await.or_fail(caller)?.into_iter().map(|p| p.name).collect()
+    } else {
+        Vec::new()
+    };
     Ok(crate::model::fleet::billing::CustomerBilling {
         plans: history_of(state, caller, name).await?,
+        charts: usage_charts(first, &usage),
         statement,
         usage,
+        manage,
+        plans_available: plans,
     })
+}
+
+/// The month's usage charts: seats per day, then spend per day in each currency.
+fn usage_charts(first: NaiveDate, usage: &[crate::model::fleet::usage::UsageDay]) -> Vec<(String, String)> {
+    use crate::service::chart;
+    let (_, last) = statement::month_bounds(first);
+    let days = usize::try_from((last - first).num_days() + 1).unwrap_or(31);
+    let seats: Vec<(NaiveDate, i64)> = usage.iter().map(|d| (d.day, i64::from(d.active_seats))).collect();
+    let mut charts = vec![(
+        "Active seats per day".to_owned(),
+        chart::daily(
+            "Active seats per day",
+            first,
+            days,
+            &seats,
+            |d, v| format!("{d}: {v} seats"),
+            |v| format!("{v} seats"),
+        ),
+    )];
+    let mut by_currency: std::collections::BTreeMap<&str, Vec<(NaiveDate, i64)>> = Default::default();
+    for d in usage {
+        for l in &d.spend {
+            let amount = opencrane_entitlements::parse_micros(&l.amount).unwrap_or(0);
+            let series = by_currency.entry(l.currency.as_str()).or_default();
+            match series.last_mut() {
+                Some((day, total)) if *day == d.day => *total += amount,
+                _ => series.push((d.day, amount)),
+            }
+        }
+    }
+    for (currency, series) in by_currency {
+        let aria = format!("LLM spend per day in {currency}");
+        let svg = chart::daily(
+            &aria,
+            first,
+            days,
+            &series,
+            |d, v| format!("{d}: {} {currency}", opencrane_entitlements::format_micros(v)),
+            |v| format!("{} {currency}", format_amount(v)),
+        );
+        charts.push((aria, svg));
+    }
+    charts
 }

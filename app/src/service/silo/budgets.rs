@@ -2,7 +2,7 @@
 //! (per user, group and model, with a server-rendered chart and CSV export), threshold notices
 //! and the silo settings they depend on.
 
-use std::{collections::BTreeMap, fmt::Write as _};
+use std::collections::BTreeMap;
 
 use chrono::{NaiveDate, Utc};
 use opencrane_db::Error as DbError;
@@ -69,48 +69,16 @@ async fn spend(state: &AppState, caller: &Caller, period: Period) -> Result<Spen
     })
 }
 
-/// A bar per local day from `first`, `days` long; values in micros. Only numbers and dates go in,
-/// so the markup is safe to embed.
+/// A bar per local day from `first`, `days` long; values in micros.
 pub fn chart(first: NaiveDate, days: usize, values: &[(NaiveDate, Micros)], currency: &str) -> String {
-    let (w, h, pad) = (620.0_f64, 160.0_f64, 24.0_f64);
-    let max = values.iter().map(|(_, v)| *v).max().unwrap_or(0).max(1);
-    #[allow(clippy::cast_precision_loss, reason = "chart geometry")]
-    let bar = (w - pad * 2.0) / days.max(1) as f64;
-    let mut svg = format!(
-        r#"<svg class="spend-chart" viewBox="0 0 {w} {h}" role="img" aria-label="Spend per day in {currency}"><line x1="{pad}" y1="{}" x2="{}" y2="{}" stroke="currentColor" stroke-opacity="0.3"/>"#,
-        h - pad,
-        w - pad,
-        h - pad
-    );
-    for i in 0..days {
-        let day = first + chrono::Duration::days(i64::try_from(i).unwrap_or(0));
-        let v = values.iter().find(|(d, _)| *d == day).map_or(0, |(_, v)| *v);
-        #[allow(clippy::cast_precision_loss, reason = "chart geometry")]
-        let height = (h - pad * 2.0) * v as f64 / max as f64;
-        #[allow(clippy::cast_precision_loss, reason = "chart geometry")]
-        let x = pad + bar * i as f64;
-        let _ = write!(
-            svg,
-            r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{height:.1}" fill="currentColor" fill-opacity="0.7"><title>{day}: {} {currency}</title></rect>"#,
-            h - pad - height,
-            (bar - 2.0).max(1.0),
-            format_amount(v)
-        );
-        if i == 0 || i + 1 == days || day.format("%d").to_string() == "15" {
-            let _ = write!(
-                svg,
-                r#"<text x="{x:.1}" y="{}" font-size="10" fill="currentColor">{}</text>"#,
-                h - 8.0,
-                day.format("%d %b")
-            );
-        }
-    }
-    let _ = write!(
-        svg,
-        r#"<text x="{pad}" y="14" font-size="10" fill="currentColor">max {} {currency}</text></svg>"#,
-        format_amount(max)
-    );
-    svg
+    crate::service::chart::daily(
+        &format!("Spend per day in {currency}"),
+        first,
+        days,
+        values,
+        |day, v| format!("{day}: {} {currency}", format_amount(v)),
+        |max| format!("{} {currency}", format_amount(max)),
+    )
 }
 
 fn period_or_month(period: Option<&str>) -> Result<Period, AppError> {

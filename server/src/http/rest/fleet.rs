@@ -243,10 +243,40 @@ pub fn billing_routes() -> Router<AppState> {
         .route("/billing/{name}/usage", get(usage_days))
         .route("/billing/{name}/usage/export", get(export_usage))
         .route("/billing/{name}/statements/{month}/export", get(export_statement))
+        .route("/billing/customers", get(billing_overview))
         .route("/billing/plans", get(list_plans).post(create_plan))
         .route("/billing/{name}/plan", get(plan_history).put(assign_plan))
         .route("/billing/{name}/statements/{month}", get(statement))
         .route("/billing/{name}/statements/{month}/finalise", axum::routing::post(finalise_statement))
+}
+
+/// `GET /billing/customers?month=&q=&plan=&status=&page=`: the billing overview.
+async fn billing_overview(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let text = |key: &str| params.get(key).cloned();
+    let page = match params.get("page").map(|p| p.trim()) {
+        None | Some("") => None,
+        Some(p) => Some(
+            p.parse::<u32>()
+                .ok()
+                .filter(|p| *p >= 1)
+                .ok_or_else(|| AppError::field("page", "A page number, 1 or more."))
+                .api(&caller)?,
+        ),
+    };
+    let query = app::model::fleet::billing::BillingQuery {
+        month: text("month"),
+        q: text("q"),
+        plan: text("plan"),
+        status: text("status"),
+        page,
+    };
+    let mut overview = service::fleet::billing_overview::overview(&state, &caller, query).await.api(&caller)?;
+    overview.charts.clear();
+    Ok(Json(overview).into_response())
 }
 
 /// `GET /billing/plans` (operators).

@@ -4,7 +4,7 @@
 use app::{
     model::{
         fleet::{
-            billing::{BillingAccount, PlanAssignment, PlanView, StatementView},
+            billing::{BillingAccount, BillingOverview, PlanAssignment, PlanView, StatementView},
             cluster_tenant::{ClusterTenant, ClusterTenantStatus},
             dns::{DnsHostView, PlatformDnsView},
             members::{InvitationChange, InvitationView, MemberChange, MemberView},
@@ -362,6 +362,14 @@ fn operations_with(state: &AppState, schemas: &mut SchemaGenerator) -> Vec<Opera
                     200,
                     typed::<StatementView>(schemas),
                 ),
+                op(
+                    "get",
+                    "/billing/customers",
+                    "The billing overview of a month (?month=YYYY-MM&q=&plan=&status=&page=): every customer with the account that pays for it, its plan, the month so far and a linear forecast of its end, totals per currency and a six-month trend; unbilled and deleted customers included (operators: all; others: the customers they own or administer)",
+                    None,
+                    200,
+                    typed::<BillingOverview>(schemas),
+                ),
                 op("get", "/billing/plans", "Billing plans (platform operators)", None, 200, list_of::<PlanView>(schemas)),
                 op(
                     "post",
@@ -679,6 +687,17 @@ fn query_parameters(method: &str, path: &str) -> Vec<Value> {
                 "The first day (default: 30 days before `to`)",
             ),
             param("to", json!({ "type": "string", "format": "date" }), "The last day (default: today, UTC)"),
+        ],
+        ("get", "/billing/customers") => vec![
+            param("month", text(), "The calendar month, YYYY-MM (default: this month, UTC)"),
+            param("q", text(), "Search in the customer's name and display name and its account's name"),
+            param("plan", text(), "Only customers on this plan (`none`: on no plan)"),
+            param(
+                "status",
+                json!({ "enum": ["billed", "unbilled", "draft", "final"] }),
+                "Billed (a plan and an account), unbilled, or by the statement's state",
+            ),
+            param("page", json!({ "type": "integer", "minimum": 1 }), "The page of 50"),
         ],
         ("get", "/billing/{name}/statements/{month}/export") => {
             vec![param("format", json!({ "enum": ["csv", "json"], "default": "json" }), "The file's format")]
