@@ -25,6 +25,8 @@ use crate::{Result, cargo, root, site, target_dir};
 const ROWS: u32 = 10_000;
 /// wrk connections (fixed concurrency) and duration per scenario.
 const CONNECTIONS: u32 = 16;
+/// Customers on a plan with a month of usage, for the billing figures.
+const BILLED: u32 = 1_000;
 const SECONDS: u32 = 10;
 
 fn gzip_size(path: &Path) -> Result<u64> {
@@ -171,6 +173,27 @@ pub fn run(_args: &[String]) -> Result {
              SELECT name, 'owner-' || name, 'owner' FROM cluster_tenants; ANALYZE;"
         ),
     )?;
+    // Billing: {BILLED} customers on a plan since the trend began, each with 31 days of usage
+    // (seats and two models' spend) up to today.
+    psql(
+        &pg,
+        "bench",
+        &format!(
+            "INSERT INTO billing_plans (name, currency, seat_price, included_seats, markup_percent, monthly_minimum) \
+             VALUES ('Team', 'EUR', 12.5, 2, 20, 50); \
+             INSERT INTO billing_accounts (subject, display_name) \
+             SELECT 'owner-cust-' || i, 'Account ' || i FROM generate_series(1, {BILLED}) i; \
+             INSERT INTO plan_assignments (cluster_tenant, effective_from, plan_id, assigned_by) \
+             SELECT 'cust-' || i, (date_trunc('month', current_date) - interval '5 months')::date, \
+                    (SELECT id FROM billing_plans), 'bench' FROM generate_series(1, {BILLED}) i; \
+             INSERT INTO usage_days (cluster_tenant, day, active_seats) \
+             SELECT 'cust-' || i, current_date - d, 1 + (i + d) % 20 \
+             FROM generate_series(1, {BILLED}) i, generate_series(0, 30) d; \
+             INSERT INTO usage_spend (cluster_tenant, day, model, currency, amount) \
+             SELECT cluster_tenant, day, m, 'EUR', (active_seats * 0.37)::numeric(18, 6) \
+             FROM usage_days, unnest(ARRAY['fast', 'smart']) m; ANALYZE;"
+        ),
+    )?;
     let port =
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
     let child = Command::new(&binary)
@@ -199,6 +222,10 @@ pub fn run(_args: &[String]) -> Result {
         ("first page, by name", "/cluster-tenants"),
         ("page 150 of 200, by display name desc", "/cluster-tenants?sort=displayName&order=desc&page=150"),
         ("search \"cust-99\", by age", "/cluster-tenants?q=cust-99&sort=createdAt"),
+        // Every customer's statement of the month priced (1,000 × 31 days of usage, six months of
+        // trend), then filtered and paged.
+        ("billing overview (REST), 1,000 billed", "/api/v1/billing/customers"),
+        ("billing overview page, unbilled filter", "/billing?status=unbilled&page=3"),
     ];
     let mut results = Vec::new();
     for (label, path) in scenarios {
@@ -230,7 +257,9 @@ pub fn run(_args: &[String]) -> Result {
         kib(rss_idle * 1024),
         kib(rss_loaded * 1024)
     );
-    println!("list page, {ROWS} rows, wrk {CONNECTIONS} connections x {SECONDS} s on loopback:");
+    println!(
+        "pages, {ROWS} customers ({BILLED} billed with 31 days of usage), wrk {CONNECTIONS} connections x {SECONDS} s on loopback:"
+    );
     for (label, (p50, p99, rps, errors)) in results {
         println!("  {label:<40} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
     }

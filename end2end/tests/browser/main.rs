@@ -3,6 +3,7 @@
 //! loopback. One test binary; a module per concern.
 
 mod accessibility;
+mod billing;
 mod console;
 mod dns;
 mod enhancement;

@@ -405,3 +405,121 @@ async fn a_plan_prices_the_reported_usage_in_the_months_statement(pool: PgPool) 
         by_owner.text
     );
 }
+
+/// One HTTP/1.1 request on loopback; the answer's status line, or `None` when the connection
+/// ended without one (the server was killed).
+async fn raw_request(port: u16, request: String) -> Option<String> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.ok()?;
+    String::from_utf8_lossy(&answer).lines().next().map(str::to_owned)
+}
+
+/// The `opencrane fleet-manager` binary killed (SIGKILL) in the middle of closing a month —
+/// its statement row written, its audit entry waiting on a lock the test holds — leaves the
+/// draft: no final statement and no audit entry, because both are one transaction. The month
+/// is then finalised once, normally.
+#[sqlx::test(migrations = false)]
+async fn a_fleet_killed_while_closing_a_month_leaves_the_draft(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    sql(&db, "INSERT INTO cluster_tenants (name, display_name, phase) VALUES ('acme', 'Acme', 'ready')").await;
+    sql(&db, "INSERT INTO billing_plans (name, currency, seat_price) VALUES ('Team', 'EUR', 30)").await;
+    let last_month = Utc::now().date_naive().with_day(1).unwrap() - Duration::days(1);
+    let first = last_month.with_day(1).unwrap();
+    let plan: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM billing_plans WHERE name = 'Team'").fetch_one(&db).await.unwrap();
+    opencrane_fleet_db::plans::assign(&db, "acme", first, plan, "ana").await.unwrap();
+    let mut conn = db.acquire().await.unwrap();
+    let day = opencrane_fleet_db::usage::DayUsage { active_seats: 3, spend: vec![] };
+    opencrane_fleet_db::usage::record(&mut conn, "acme", first, day).await.unwrap();
+    drop(conn);
+    let month = first.format("%Y-%m").to_string();
+
+    // The fleet-manager as a process of its own, on the test's database.
+    let database: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    let (port, internal) = (support::free_port(), support::free_port());
+    let mut fleet = tokio::process::Command::new(env!("CARGO_BIN_EXE_opencrane"))
+        .arg("fleet-manager")
+        .env("DATABASE_URL", &url)
+        .env("PORT", port.to_string())
+        .env("OPENCRANE_INTERNAL_PORT", internal.to_string())
+        .env("OPENCRANE_BIND_ADDRESS", "127.0.0.1")
+        .env("OPENCRANE_API_TOKEN", "kill-test-token-0123456789")
+        .env("OPENCRANE_INSECURE_HTTP", "true")
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let health = "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".to_owned();
+    let mut up = false;
+    for _ in 0..200 {
+        if raw_request(port, health.clone()).await.is_some_and(|s| s.contains(" 200 ")) {
+            up = true;
+            break;
+        }
+        if let Some(exit) = fleet.try_wait().unwrap() {
+            panic!("the fleet-manager exited: {exit}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(up, "the fleet-manager answers");
+
+    // Hold the audit log: the close writes its statement, then waits on its audit entry.
+    let mut holder = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE audit_log IN EXCLUSIVE MODE").execute(&mut *holder).await.unwrap();
+    let close = format!(
+        "POST /api/v1/billing/acme/statements/{month}/finalise HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+         authorization: Bearer kill-test-token-0123456789\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    );
+    let answer = tokio::spawn(raw_request(port, close));
+    let mut closing = None;
+    for _ in 0..200 {
+        closing = sqlx::query_scalar::<_, i32>(
+            "SELECT a.pid FROM pg_stat_activity a
+             WHERE a.datname = current_database() AND a.wait_event_type = 'Lock' AND a.query ILIKE '%audit_log%'
+               AND EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                           WHERE l.pid = a.pid AND c.relname = 'statements' AND l.mode = 'RowExclusiveLock')",
+        )
+        .fetch_optional(&db)
+        .await
+        .unwrap();
+        if closing.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let closing = closing.expect("the close is between its statement and its audit entry");
+    fleet.kill().await.unwrap();
+    assert_eq!(answer.await.unwrap(), None, "the killed process never answered");
+    holder.commit().await.unwrap();
+    for _ in 0..200 {
+        let alive: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
+            .bind(closing)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let count = |query: &'static str| {
+        let db = db.clone();
+        async move { sqlx::query_scalar::<_, i64>(query).fetch_one(&db).await.unwrap() }
+    };
+    assert_eq!(count("SELECT count(*) FROM statements").await, 0, "no half-closed month");
+    assert_eq!(count("SELECT count(*) FROM audit_log WHERE action = 'billing.statement.finalise'").await, 0);
+
+    // After the restart the month is still a draft, and closes once.
+    let restarted = support::fleet(db.clone(), Features::default(), false);
+    let path = format!("/api/v1/billing/acme/statements/{month}");
+    assert_eq!(send(&restarted, Method::GET, &path, None, true).await.json()["status"], "draft");
+    let done = send(&restarted, Method::POST, &format!("{path}/finalise"), None, true).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert_eq!(count("SELECT count(*) FROM statements").await, 1);
+    assert_eq!(count("SELECT count(*) FROM audit_log WHERE action = 'billing.statement.finalise'").await, 1);
+}

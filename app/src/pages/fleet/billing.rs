@@ -129,21 +129,28 @@ fn money(amount: &str, currency: Option<&str>) -> String {
     currency.map_or_else(|| "—".to_owned(), |c| format!("{amount} {c}"))
 }
 
-fn totals_line(totals: &[CurrencyTotal], open: bool, elapsed: u32, length: u32) -> String {
+/// The month's totals, one line per currency, the forecast labelled as one.
+#[component]
+fn Totals(totals: Vec<CurrencyTotal>, open: bool, elapsed: u32, length: u32) -> impl IntoView {
     if totals.is_empty() {
-        return "Nothing billed this month.".to_owned();
+        return view! { <p class="totals muted" id="billing-totals">"Nothing billed this month."</p> }.into_any();
     }
-    totals
-        .iter()
-        .map(|t| match (&t.forecast, open) {
-            (Some(f), true) => format!(
-                "{} {} so far · forecast {} {} (linear on {elapsed} of {length} days)",
-                t.amount, t.currency, f, t.currency
-            ),
-            _ => format!("{} {}", t.amount, t.currency),
+    let lines = totals
+        .into_iter()
+        .map(|t| {
+            let forecast = t.forecast.filter(|_| open).map(|f| {
+                format!(" · forecast for the month's end {f} {} (linear on {elapsed} of {length} days)", t.currency)
+            });
+            view! {
+                <p class="totals" data-currency=t.currency.clone()>
+                    {if open { "Month to date " } else { "Month " }}
+                    <strong>{format!("{} {}", t.amount, t.currency)}</strong>
+                    <span class="muted">{forecast}</span>
+                </p>
+            }
         })
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect_view();
+    view! { <div id="billing-totals">{lines}</div> }.into_any()
 }
 
 /// The overview: filters, totals, trend, the table by account and the pages.
@@ -174,7 +181,6 @@ fn Overview(overview: BillingOverview) -> impl IntoView {
             href
         }
     };
-    let summary = totals_line(&totals, open, days_elapsed, days_in_month);
     let charts = charts
         .into_iter()
         .map(|(currency, svg)| view! { <div class="chart" data-currency=currency inner_html=svg></div> })
@@ -198,7 +204,7 @@ fn Overview(overview: BillingOverview) -> impl IntoView {
             rows.push(view! { <Row row month=month.clone() /> }.into_any());
         }
         view! {
-            <DataTable headers=&["Customer", "Plan", "Seats", "Month to date", "Forecast", "Statement", ""]>{rows}</DataTable>
+            <DataTable headers=&["Customer", "Plan", "Seats", "Month to date", "Forecast (month's end)", "Statement", ""]>{rows}</DataTable>
             <Pagination
                 page=i64::from(page)
                 per_page=i64::try_from(BILLING_PAGE_SIZE).unwrap_or(50)
@@ -232,7 +238,7 @@ fn Overview(overview: BillingOverview) -> impl IntoView {
                 <button type="submit" class="btn">"Show"</button>
                 {filtered.then(|| view! { <a class="btn ghost" href=format!("/billing?month={month}")>"Clear"</a> })}
             </form>
-            <p class="stat" id="billing-totals">{summary}</p>
+            <Totals totals open elapsed=days_elapsed length=days_in_month />
             {charts}
             {table}
         </section>
@@ -264,7 +270,7 @@ fn Row(row: BillingRow, month: String) -> impl IntoView {
             <td class="num">{row.seats.map_or_else(|| "—".to_owned(), |s| s.to_string())}</td>
             <td class="num" data-field="month-to-date">{money(&row.month_to_date, currency)}</td>
             <td class="num" data-field="forecast">
-                {row.forecast.as_deref().map_or_else(|| "—".to_owned(), |f| format!("{} (forecast)", money(f, currency)))}
+                {row.forecast.as_deref().map_or_else(|| "—".to_owned(), |f| money(f, currency))}
             </td>
             <td>{status}</td>
             <td><a class="btn small" href=href aria-label=format!("Billing of {}", row.cluster_tenant)>"Open"</a></td>

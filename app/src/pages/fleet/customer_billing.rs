@@ -148,8 +148,7 @@ fn Billing(name: String, billing: CustomerBilling, saved: Option<String>) -> imp
         </PageHeader>
         {notice}
         <form method="get" class="filters">
-            <label for="billing-month">"Month"</label>
-            <input id="billing-month" type="month" name="month" value=s.month.clone() />
+            <label>"Month" <input id="billing-month" type="month" name="month" value=s.month.clone() /></label>
             <button type="submit" class="btn">"Show"</button>
         </form>
         <section class="card" id="plan-history">
@@ -159,8 +158,12 @@ fn Billing(name: String, billing: CustomerBilling, saved: Option<String>) -> imp
         </section>
         <section class="card" id="statement">
             <h2>{format!("Statement {} ", s.month)}{status}</h2>
-            <DataTable headers=&["Kind", "Line", "Usage days", "Amount"]>{lines}</DataTable>
-            <p class="stat">{format!("Total {} {currency}", s.total)}</p>
+            {if s.lines.is_empty() {
+                view! { <p class="muted">"No lines: the customer is on no plan this month."</p> }.into_any()
+            } else {
+                view! { <DataTable headers=&["Kind", "Line", "Usage days", "Amount"]>{lines}</DataTable> }.into_any()
+            }}
+            <p class="stat">{format!("Total {} {currency}", s.total).trim_end().to_owned()}</p>
             <p class="actions">
                 <a class="btn small" href=format!("{base}?format=csv")>"Download CSV"</a>
                 <a class="btn small" href=format!("{base}?format=json")>"Download JSON"</a>

@@ -364,6 +364,10 @@ pub async fn customer_billing(
     })
 }
 
+fn seats_text(n: i64) -> String {
+    if n == 1 { "1 seat".to_owned() } else { format!("{n} seats") }
+}
+
 /// The month's usage charts: seats per day, then spend per day in each currency.
 fn usage_charts(first: NaiveDate, usage: &[crate::model::fleet::usage::UsageDay]) -> Vec<(String, String)> {
     use crate::service::chart;
@@ -377,8 +381,8 @@ fn usage_charts(first: NaiveDate, usage: &[crate::model::fleet::usage::UsageDay]
             first,
             days,
             &seats,
-            |d, v| format!("{d}: {v} seats"),
-            |v| format!("{v} seats"),
+            |d, v| format!("{d}: {}", seats_text(v)),
+            seats_text,
         ),
     )];
     let mut by_currency: std::collections::BTreeMap<&str, Vec<(NaiveDate, i64)>> = Default::default();
