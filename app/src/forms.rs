@@ -447,7 +447,7 @@ mod server {
         let shown = |key: &str| match &posted {
             Posted::Portal { .. } => portal_keys.iter().any(|k| k == key),
             Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
-            Posted::BillingAccount => key == "displayName",
+            Posted::BillingAccount => billing_account::shows(key),
             Posted::Member { .. } => members::shows(key),
             Posted::CancelInvitation { .. } | Posted::DnsRefresh { .. } => false,
             Posted::Token => key == "name",
@@ -481,7 +481,9 @@ mod server {
                         ClusterTenantForm::default().with_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.clone())));
                     cluster_tenant_editor::save(input, editing, &state.ui_context().validation).await.map(redirect)
                 }
-                Posted::BillingAccount => billing_account::save(lookup("displayName")).await.map(redirect),
+                Posted::BillingAccount => {
+                    billing_account::save(lookup("displayName"), lookup("timeZone")).await.map(redirect)
+                }
                 Posted::Member { cluster_tenant } => {
                     members::save(cluster_tenant, lookup("subject"), lookup("email"), lookup("role"))
                         .await

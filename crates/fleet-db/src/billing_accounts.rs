@@ -17,32 +17,38 @@ pub struct BillingAccountRow {
     pub email: Option<String>,
     /// Optional display name.
     pub display_name: Option<String>,
+    /// The IANA time zone its customers are billed in.
+    pub time_zone: String,
     /// When the account was created.
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
 }
 
-/// Creates the account of `subject`, or updates its email and display name. The flag says
-/// whether it was created by this call.
+/// Creates the account of `subject`, or updates its email, display name and time zone (each
+/// kept when `None`). The flag says whether it was created by this call.
 pub async fn upsert(
     db: impl PgExecutor<'_>,
     subject: &str,
     email: Option<&str>,
     display_name: Option<&str>,
+    time_zone: Option<&str>,
 ) -> Result<(BillingAccountRow, bool)> {
     // `xmax = 0` holds only for a freshly inserted row version.
     // language=PostgreSQL
     let r = sqlx::query!(
-        r#"INSERT INTO billing_accounts (subject, email, display_name) VALUES ($1, lower($2), $3)
+        r#"INSERT INTO billing_accounts (subject, email, display_name, time_zone)
+           VALUES ($1, lower($2), $3, COALESCE($4, 'UTC'))
            ON CONFLICT (subject) DO UPDATE
              SET email = COALESCE(EXCLUDED.email, billing_accounts.email),
                  display_name = COALESCE(EXCLUDED.display_name, billing_accounts.display_name),
+                 time_zone = COALESCE($4, billing_accounts.time_zone),
                  updated_at = now()
-           RETURNING id, subject, email, display_name, created_at, updated_at, (xmax = 0) AS "created!""#,
+           RETURNING id, subject, email, display_name, time_zone, created_at, updated_at, (xmax = 0) AS "created!""#,
         subject,
         email,
         display_name,
+        time_zone,
     )
     .fetch_one(db)
     .await?;
@@ -52,6 +58,7 @@ pub async fn upsert(
             subject: r.subject,
             email: r.email,
             display_name: r.display_name,
+            time_zone: r.time_zone,
             created_at: r.created_at,
             updated_at: r.updated_at,
         },
@@ -64,7 +71,8 @@ pub async fn find_by_subject(db: impl PgExecutor<'_>, subject: &str) -> Result<O
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         BillingAccountRow,
-        "SELECT id, subject, email, display_name, created_at, updated_at FROM billing_accounts WHERE subject = $1",
+        "SELECT id, subject, email, display_name, time_zone, created_at, updated_at FROM billing_accounts
+         WHERE subject = $1",
         subject,
     )
     .fetch_optional(db)
@@ -87,6 +95,8 @@ pub struct CustomerAccount {
     pub account_name: Option<String>,
     /// The account's e-mail.
     pub account_email: Option<String>,
+    /// The time zone it is billed in (UTC without an account).
+    pub time_zone: String,
 }
 
 /// Every customer with its billing account, by name (one statement).
@@ -95,15 +105,31 @@ pub async fn customer_accounts(db: impl PgExecutor<'_>) -> Result<Vec<CustomerAc
     Ok(sqlx::query_as!(
         CustomerAccount,
         r#"SELECT c.name AS cluster_tenant, c.display_name, c.phase,
-                  a.id AS "account_id?", a.display_name AS account_name, a.email AS account_email
+                  a.id AS "account_id?", a.display_name AS account_name, a.email AS account_email,
+                  COALESCE(a.time_zone, 'UTC') AS "time_zone!"
            FROM cluster_tenants c
            LEFT JOIN LATERAL (
-               SELECT b.id, b.display_name, b.email FROM org_memberships m
+               SELECT b.id, b.display_name, b.email, b.time_zone FROM org_memberships m
                JOIN billing_accounts b ON b.subject = m.subject
                WHERE m.cluster_tenant = c.name AND m.role = 'owner'
                ORDER BY m.created_at, m.subject LIMIT 1) a ON true
            ORDER BY c.name"#
     )
     .fetch_all(db)
+    .await?)
+}
+
+/// The time zone `cluster_tenant` is billed in: its billing account's (the first owner's that
+/// has one), else UTC (no account, or the customer is gone).
+pub async fn time_zone_of(db: impl PgExecutor<'_>, cluster_tenant: &str) -> Result<String> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT COALESCE((
+               SELECT b.time_zone FROM org_memberships m JOIN billing_accounts b ON b.subject = m.subject
+               WHERE m.cluster_tenant = $1 AND m.role = 'owner' ORDER BY m.created_at, m.subject LIMIT 1),
+           'UTC') AS "time_zone!""#,
+        cluster_tenant
+    )
+    .fetch_one(db)
     .await?)
 }

@@ -56,12 +56,15 @@ pub async fn revoke(db: impl PgExecutor<'_>, name: &str) -> Result<bool> {
 }
 
 /// The customer whose silo holds the credential with this SHA-256, unless its deletion was
-/// requested (a customer being deleted has no voice on the internal API).
-pub async fn holder(db: impl PgExecutor<'_>, sha256: &str) -> Result<Option<String>> {
+/// requested (a customer being deleted has no voice on the internal API) — with
+/// `while_deleting`, also then (its silo's last usage report).
+pub async fn holder(db: impl PgExecutor<'_>, sha256: &str, while_deleting: bool) -> Result<Option<String>> {
     // language=PostgreSQL
     let name = sqlx::query_scalar!(
-        "SELECT name FROM cluster_tenants WHERE silo_credential_sha256 = $1 AND deletion_requested_at IS NULL",
-        sha256
+        "SELECT name FROM cluster_tenants
+         WHERE silo_credential_sha256 = $1 AND (deletion_requested_at IS NULL OR $2)",
+        sha256,
+        while_deleting
     )
     .fetch_optional(db)
     .await?;

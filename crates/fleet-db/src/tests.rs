@@ -350,14 +350,18 @@ async fn membership_changes_on_unknown_rows_are_not_found(pool: PgPool) {
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
 async fn billing_account_upsert_reports_creation_once(pool: PgPool) {
-    let (first, created) = billing_accounts::upsert(&pool, "sub-1", Some("Ana@Example.com"), None).await.unwrap();
+    let (first, created) = billing_accounts::upsert(&pool, "sub-1", Some("Ana@Example.com"), None, None).await.unwrap();
     assert!(created);
     assert_eq!(first.email.as_deref(), Some("ana@example.com"));
-    let (second, created) = billing_accounts::upsert(&pool, "sub-1", None, Some("Ana")).await.unwrap();
+    let (second, created) =
+        billing_accounts::upsert(&pool, "sub-1", None, Some("Ana"), Some("Europe/Berlin")).await.unwrap();
     assert!(!created);
     assert_eq!(second.id, first.id);
     assert_eq!(second.email.as_deref(), Some("ana@example.com"), "a missing email keeps the stored one");
     assert_eq!(second.display_name.as_deref(), Some("Ana"));
+    assert_eq!((first.time_zone.as_str(), second.time_zone.as_str()), ("UTC", "Europe/Berlin"));
+    let (third, _) = billing_accounts::upsert(&pool, "sub-1", None, None, None).await.unwrap();
+    assert_eq!(third.time_zone, "Europe/Berlin", "a missing time zone keeps the stored one");
     assert!(billing_accounts::find_by_subject(&pool, "sub-2").await.unwrap().is_none());
 }
 

@@ -20,7 +20,8 @@ fn an_operator_defines_a_plan_assigns_it_and_downloads_the_statement() {
     fill(&browser, "plan-currency", "EUR");
     fill(&browser, "plan-seat-price", "abc");
     browser.click(&browser.wait("#billing-plan button[type=submit]"));
-    let message = wait_for("the price's message", || browser.text_of("#plan-seat-price-error").filter(|m| !m.is_empty()));
+    let message =
+        wait_for("the price's message", || browser.text_of("#plan-seat-price-error").filter(|m| !m.is_empty()));
     assert!(message.contains("decimal amount"), "{message}");
     assert_eq!(browser.value(&browser.wait("#plan-name")), "Team", "what was typed stays");
     // Every seat included and a minimum: the month comes to at least 25.00 EUR whatever the demo

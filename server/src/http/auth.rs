@@ -284,8 +284,10 @@ async fn access_token_principal(
 }
 
 /// A silo credential's principal: only the fleet accepts one, only on its internal API, and only
-/// while it is the credential in force for a customer not being deleted. Anything else is `None`
-/// (401): a silo credential opens nothing but its own silo's facts.
+/// while it is the credential in force for a customer not being deleted — except for that
+/// customer's usage routes, which stay open while it is being deleted so its silo can report its
+/// last days for billing. Anything else is `None` (401): a silo credential opens nothing but its
+/// own silo's facts.
 async fn silo_credential_principal(
     pool: &PgPool,
     scope: &Scope,
@@ -296,7 +298,13 @@ async fn silo_credential_principal(
         return Ok(None);
     }
     let fingerprint = opencrane_provision::credential::fingerprint(token);
-    Ok(opencrane_fleet_db::silo_credentials::holder(pool, &fingerprint).await?.map(|name| Principal::silo(&name)))
+    let usage = path
+        .strip_prefix("/api/internal/cluster-tenants/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(_, rest)| rest == "usage" || rest.starts_with("usage/"));
+    let holder = opencrane_fleet_db::silo_credentials::holder(pool, &fingerprint, usage).await?;
+    // The usage routes still check the name in the path against the holder's own.
+    Ok(holder.map(|name| Principal::silo(&name)))
 }
 
 /// The authentication middleware (state: the role's pool and settings).

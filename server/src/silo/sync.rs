@@ -19,6 +19,17 @@ pub const INTERVAL: Duration = Duration::from_secs(60);
 /// pull).
 pub const REPORT_EVERY: Duration = Duration::from_secs(600);
 
+/// How often while the silo's own customer is being deleted, or the fleet refuses its pulls (the
+/// deletion was requested): its last days reach the fleet before the silo is gone.
+pub const FINAL_REPORT_EVERY: Duration = Duration::from_secs(30);
+
+/// Whether a usage report is due, given how long ago the last one succeeded (`None`: never) and
+/// whether the silo may be about to go.
+pub fn report_due(since_last: Option<Duration>, ending: bool) -> bool {
+    let every = if ending { FINAL_REPORT_EVERY } else { REPORT_EVERY };
+    since_last.is_none_or(|elapsed| elapsed >= every)
+}
+
 /// Between pulls while the silo's own ClusterTenant is not yet at rest (provisioning, resuming):
 /// the silo learns that it is ready within seconds of the fleet, not a minute later.
 pub const SETTLING: Duration = Duration::from_secs(2);
@@ -327,7 +338,9 @@ pub fn spawn(
         let mut time_zone = "UTC".to_owned();
         let mut last_report: Option<std::time::Instant> = None;
         loop {
-            match pull_once(&client, &link, &cluster_tenant, &pool).await {
+            let pull = pull_once(&client, &link, &cluster_tenant, &pool).await;
+            let pull_refused = pull.is_err();
+            match pull {
                 Ok(pulled) => {
                     if let Err(err) = super::usage::measure(&pool, &time_zone).await {
                         tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "could not measure the seats held");
@@ -353,7 +366,8 @@ pub fn spawn(
                     None
                 }
             };
-            if last_report.is_none_or(|at| at.elapsed() >= REPORT_EVERY) {
+            let ending = pull_refused || phase.as_deref() == Some("deleting");
+            if report_due(last_report.map(|at| at.elapsed()), ending) {
                 match super::usage::report_once(&client, &link, &cluster_tenant, &pool).await {
                     Ok((reported, zone)) => {
                         last_report = Some(std::time::Instant::now());
@@ -376,6 +390,15 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_silo_that_may_be_going_reports_its_usage_sooner() {
+        assert!(report_due(None, false), "the first report is due at once");
+        assert!(!report_due(Some(Duration::from_secs(60)), false));
+        assert!(report_due(Some(REPORT_EVERY), false));
+        assert!(report_due(Some(FINAL_REPORT_EVERY), true), "being deleted: every half minute");
+        assert!(!report_due(Some(Duration::from_secs(5)), true), "but not at every two-second pull");
+    }
 
     #[test]
     fn a_silo_that_is_not_at_rest_asks_again_within_seconds() {

@@ -206,6 +206,22 @@ async fn a_silo_reports_its_days_once_each_and_revises_late_spend(pool: PgPool) 
     assert_eq!(by_member.status, StatusCode::FORBIDDEN, "{}", by_member.text);
     let bad = send(&public, Method::GET, "/api/v1/billing/acme/usage?from=soon", None, true).await;
     assert!(bad.json()["fields"]["from"].is_string(), "{}", bad.text);
+
+    // Once acme's deletion is requested its silo has no voice on the internal API — except to
+    // report its last days for billing.
+    sql(&fleet_db, "UPDATE cluster_tenants SET deletion_requested_at = now() WHERE name = 'acme'").await;
+    budgets::record_spend(&silo_db, &[event("r6", "fast", 700_000, today)]).await.unwrap();
+    let (last, _) = report_once(&client, &link, "acme", &silo_db).await.unwrap();
+    assert_eq!(last.changed, 1, "the last spend reaches the fleet: {last:?}");
+    let facts = send_with(
+        &internal,
+        Method::GET,
+        "/api/internal/cluster-tenants/acme",
+        None,
+        &[("authorization", own.as_str())],
+    )
+    .await;
+    assert_eq!(facts.status, StatusCode::UNAUTHORIZED, "{}", facts.text);
 }
 
 /// Plans and statements over REST: an operator defines a plan (bad input named, a taken name
@@ -450,7 +466,7 @@ async fn a_fleet_killed_while_closing_a_month_leaves_the_draft(pool: PgPool) {
         .env("OPENCRANE_BIND_ADDRESS", "127.0.0.1")
         .env("OPENCRANE_API_TOKEN", "kill-test-token-0123456789")
         .env("OPENCRANE_INSECURE_HTTP", "true")
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "error")
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -522,4 +538,71 @@ async fn a_fleet_killed_while_closing_a_month_leaves_the_draft(pool: PgPool) {
     assert_eq!(done.status, StatusCode::OK, "{}", done.text);
     assert_eq!(count("SELECT count(*) FROM statements").await, 1);
     assert_eq!(count("SELECT count(*) FROM audit_log WHERE action = 'billing.statement.finalise'").await, 1);
+}
+
+/// A customer is billed in its billing account's time zone: the fleet tells its silo that zone,
+/// the silo reports that zone's days (today there is taken, tomorrow there is refused naming the
+/// zone), and its month opens and closes there.
+#[sqlx::test(migrations = false)]
+async fn a_customer_is_billed_in_its_accounts_time_zone(pool: PgPool) {
+    const ZONE: &str = "Pacific/Kiritimati";
+    let fleet_db = support::fleet_db(&pool).await;
+    sql(&fleet_db, "INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')").await;
+    sql(&fleet_db, "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'otto', 'owner')")
+        .await;
+    let people = support::fleet_signed_in(fleet_db.clone());
+    let mut otto = support::browser(&support::session_cookie(&fleet_db, "otto", false, false).await);
+    otto.push(("content-type", "application/json".to_owned()));
+    let bad = json!({ "timeZone": "Mars/Olympus" }).to_string();
+    let refused = send_as(&people, Method::POST, "/api/v1/billing-accounts", Some(&bad), &otto).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert!(refused.json()["fields"]["timeZone"].is_string(), "{}", refused.text);
+    let body = json!({ "displayName": "Otto Ltd", "timeZone": ZONE }).to_string();
+    let saved = send_as(&people, Method::POST, "/api/v1/billing-accounts", Some(&body), &otto).await;
+    assert_eq!(saved.status, StatusCode::CREATED, "{}", saved.text);
+    assert_eq!(saved.json()["timeZone"], ZONE);
+
+    let acme = crate::trust::issue(&fleet_db, "acme").await;
+    let internal = support::fleet_internal(fleet_db.clone());
+    let silo = |method: Method, path: &str, body: Option<String>| {
+        let (internal, path, token) = (internal.clone(), path.to_owned(), acme.clone());
+        async move {
+            let auth = format!("Bearer {token}");
+            let mut headers = vec![("authorization", auth)];
+            if body.is_some() {
+                headers.push(("content-type", "application/json".to_owned()));
+            }
+            send_as(&internal, method, &path, body.as_deref(), &headers).await
+        }
+    };
+    let cursor = silo(Method::GET, "/api/internal/cluster-tenants/acme/usage", None).await;
+    assert_eq!(cursor.json()["timeZone"], ZONE, "{}", cursor.text);
+    let tz = opencrane_entitlements::period::time_zone(ZONE).unwrap();
+    let local_today = opencrane_entitlements::period::local_date(Utc::now(), &tz).unwrap();
+    let report = json!({ "activeSeats": 2, "spend": [] }).to_string();
+    let taken =
+        silo(Method::PUT, &format!("/api/internal/cluster-tenants/acme/usage/{local_today}"), Some(report.clone()))
+            .await;
+    assert_eq!(taken.status, StatusCode::OK, "today in {ZONE} is taken: {}", taken.text);
+    let tomorrow = local_today + Duration::days(1);
+    let early = silo(Method::PUT, &format!("/api/internal/cluster-tenants/acme/usage/{tomorrow}"), Some(report)).await;
+    let message = early.json()["fields"]["day"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains(ZONE), "{}", early.text);
+
+    // The month of the zone: last month there can be finalised, this one cannot (in its words).
+    let fleet = support::fleet(fleet_db.clone(), Features::default(), false);
+    let this_month = local_today.format("%Y-%m").to_string();
+    let open =
+        send(&fleet, Method::POST, &format!("/api/v1/billing/acme/statements/{this_month}/finalise"), None, true).await;
+    assert_eq!(open.json()["code"], "MONTH_OPEN", "{}", open.text);
+    assert!(open.text.contains(ZONE), "{}", open.text);
+    let page = send_as(
+        &people,
+        Method::GET,
+        "/billing/acme",
+        None,
+        &support::browser(&support::session_cookie(&fleet_db, "otto", false, false).await),
+    )
+    .await;
+    assert!(page.text.contains(&format!("days in {ZONE}")), "the page says which days");
 }

@@ -10,6 +10,10 @@ pub struct BillingAccountRequest {
     /// Optional display name.
     #[serde(default)]
     pub display_name: Option<String>,
+    /// The IANA time zone its customers are billed in (`Europe/Berlin`; kept when absent, UTC
+    /// for a new account): their usage days and months are that zone's.
+    #[serde(default)]
+    pub time_zone: Option<String>,
 }
 
 /// A billing account.
@@ -25,6 +29,8 @@ pub struct BillingAccount {
     pub email: Option<String>,
     /// Display name.
     pub display_name: Option<String>,
+    /// The IANA time zone its customers are billed in.
+    pub time_zone: String,
     /// Creation time.
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// Last change.
@@ -122,7 +128,7 @@ pub struct StatementLine {
     pub days: Vec<chrono::NaiveDate>,
 }
 
-/// A customer's statement for a calendar month (UTC).
+/// A customer's statement for a calendar month (of its billing time zone).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -164,6 +170,10 @@ pub struct CustomerBilling {
     pub manage: bool,
     /// The plans a customer can be put on (operators).
     pub plans_available: Vec<String>,
+    /// Whether the month has ended in the billing time zone (it can be finalised).
+    pub closed: bool,
+    /// The time zone the customer is billed in.
+    pub time_zone: String,
 }
 
 /// `GET /api/v1/billing/customers`: the filters of the billing overview (all optional).

@@ -104,15 +104,17 @@ fn Account(
                 <dd class="mono">{account.subject.clone()}</dd>
                 <dt>"Email"</dt>
                 <dd>{account.email.clone().unwrap_or_else(|| "–".into())}</dd>
+                <dt>"Billing time zone"</dt>
+                <dd>{account.time_zone.clone()}</dd>
                 <dt>"Created"</dt>
                 <dd>{timestamp(account.created_at)}</dd>
             </dl>
-            <BillingAccountForm display_name=account.display_name.clone().unwrap_or_default() exists=true />
+            <BillingAccountForm display_name=account.display_name.clone().unwrap_or_default() time_zone=account.time_zone.clone() exists=true />
         }
         .into_any(),
         Ok(None) => view! {
             <p class="muted">"You have no billing account yet. It names who pays for the customers you create."</p>
-            <BillingAccountForm display_name=String::new() exists=false />
+            <BillingAccountForm display_name=String::new() time_zone="UTC".to_owned() exists=false />
         }
         .into_any(),
         Err(error) => view! { <ErrorView error /> }.into_any(),

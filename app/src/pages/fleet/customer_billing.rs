@@ -56,8 +56,7 @@ fn Billing(name: String, billing: CustomerBilling, saved: Option<String>) -> imp
         };
         view! { <Notice tone="ok">{text}</Notice> }
     });
-    let this_month = chrono::Utc::now().format("%Y-%m").to_string();
-    let finalise = (billing.manage && s.status != "final" && s.month < this_month).then(|| {
+    let finalise = (billing.manage && s.status != "final" && billing.closed).then(|| {
         let posted = Posted::FinaliseStatement { cluster_tenant: name.clone(), month: s.month.clone() };
         view! {
             <PostButton
@@ -143,7 +142,7 @@ fn Billing(name: String, billing: CustomerBilling, saved: Option<String>) -> imp
         })
         .collect_view();
     view! {
-        <PageHeader title=format!("Billing · {name}") description="The customer's plan, its statement for the month, and the usage its silo reported (UTC days).">
+        <PageHeader title=format!("Billing · {name}") description=format!("The customer's plan, its statement for the month, and the usage its silo reported (days in {}).", billing.time_zone)>
             <a class="btn" href=format!("/cluster-tenants/{name}")>"Customer"</a>
         </PageHeader>
         {notice}

@@ -1,4 +1,5 @@
-//! Billing-account use cases: read or create one's own account.
+//! Billing-account use cases: read or create one's own account (its display name and the time
+//! zone its customers are billed in).
 
 use opencrane_fleet_db::billing_accounts::{self as db, BillingAccountRow};
 
@@ -29,6 +30,7 @@ fn to_wire(row: BillingAccountRow) -> BillingAccount {
         subject: row.subject,
         email: row.email,
         display_name: row.display_name,
+        time_zone: row.time_zone,
         created_at: row.created_at,
         updated_at: row.updated_at,
     }
@@ -57,11 +59,17 @@ pub async fn upsert_mine(
         crate::model::rules::display_text("Display name", name, 128)
             .map_err(|message| AppError::field("displayName", message))?;
     }
+    let time_zone = req.time_zone.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    if let Some(zone) = time_zone {
+        opencrane_entitlements::period::time_zone(zone).map_err(|message| AppError::field("timeZone", message))?;
+    }
     let mut tx = state.pool.begin().await.or_fail(caller)?;
-    let (row, created) =
-        db::upsert(&mut *tx, &principal.subject, principal.email.as_deref(), display_name).await.or_fail(caller)?;
+    let (row, created) = db::upsert(&mut *tx, &principal.subject, principal.email.as_deref(), display_name, time_zone)
+        .await
+        .or_fail(caller)?;
     let action = if created { "billing_account.create" } else { "billing_account.update" };
-    record(&mut *tx, caller, action, &principal.subject, "success", json!({ "displayName": display_name })).await?;
+    let meta = json!({ "displayName": display_name, "timeZone": time_zone });
+    record(&mut *tx, caller, action, &principal.subject, "success", meta).await?;
     tx.commit().await.or_fail(caller)?;
     Ok((to_wire(row), created))
 }

@@ -7,13 +7,13 @@
 //! One [`Book::all`] (a fixed number of statements) feeds every row, so the page costs the same
 //! few queries at 10 customers or 1,000; filtering and paging are in memory over the priced rows.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{Datelike, Months, NaiveDate, Utc};
 use opencrane_entitlements::{Micros, format_amount, statement};
 use opencrane_fleet_db::billing_accounts;
 
-use super::book::Book;
+use super::{book::Book, usage::today_in};
 use crate::{
     authz::{Action, authorize},
     error::AppError,
@@ -94,20 +94,25 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
         .map(|c| (c.cluster_tenant.as_str(), Some(c)))
         .chain(deleted.iter().map(|n| (*n, None)))
         .filter(|(name, _)| may_read(name));
+    let mut todays: HashMap<&str, NaiveDate> = HashMap::new();
     for (name, customer) in rows {
         let days = book.days_in(name, first);
         let frozen = book.final_of(name, first);
         if customer.is_none() && days.is_empty() && frozen.is_none() {
             continue;
         }
+        // The month runs in the customer's billing time zone.
+        let zone = customer.map_or("UTC", |c| c.time_zone.as_str());
+        let today = *todays.entry(zone).or_insert_with(|| today_in(zone));
         let plan = book.plan_on(name, last.min(today));
         let (amount, currency, forecast, status) = match frozen {
             Some(f) => (f.total, f.currency.clone(), None, "final"),
             None => {
                 let draft = book.draft(name, first);
-                let forecast = (open && draft.currency.is_some()).then(|| {
+                let elapsed = if today < first { 0 } else { (today.min(last) - first).num_days() + 1 };
+                let forecast = (last >= today && draft.currency.is_some()).then(|| {
                     let minimum = book.plan_on(name, last).and_then(|p| p.monthly_minimum);
-                    statement::forecast(&draft, i64::from(elapsed), minimum)
+                    statement::forecast(&draft, elapsed, minimum)
                 });
                 (draft.total, draft.currency, forecast, "draft")
             }

@@ -3,7 +3,7 @@
 //! (`opencrane_entitlements::statement`). Reading a customer's plan and statements is for
 //! operators and the customer's owners and admins.
 
-use chrono::{Datelike, Duration, NaiveDate, Utc};
+use chrono::{Datelike, Duration, NaiveDate};
 use opencrane_db::Error as DbError;
 use opencrane_entitlements::{
     format_amount, is_currency, parse_amount,
@@ -122,7 +122,7 @@ pub async fn assign(
         DbError::NotFound => cluster_tenant_not_found(name),
         other => db_failure(caller, other),
     })?;
-    let today = Utc::now().date_naive();
+    let (zone, today) = super::usage::billing_today(state, caller, name).await?;
     let from = match req.effective_from.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
         None => today,
         Some(text) => NaiveDate::parse_from_str(text, "%Y-%m-%d")
@@ -132,7 +132,7 @@ pub async fn assign(
         return Err(AppError::field(
             "effectiveFrom",
             format!(
-                "Months before {} are closed; a plan can start on {} or later.",
+                "Months before {} are closed ({zone}); a plan can start on {} or later.",
                 today.format("%B %Y"),
                 month_start(today)
             ),
@@ -272,10 +272,14 @@ pub async fn finalise(state: &AppState, caller: &Caller, name: &str, month: &str
     drop(conn);
     let first = parse_month(month)?;
     let (_, last) = statement::month_bounds(first);
-    if last >= Utc::now().date_naive() {
+    let (zone, today) = super::usage::billing_today(state, caller, name).await?;
+    if last >= today {
         return Err(AppError::Conflict {
             code: "MONTH_OPEN".into(),
-            message: format!("{} has not ended yet; its statement is a draft until then.", first.format("%B %Y")),
+            message: format!(
+                "{} has not ended yet in {zone}; its statement is a draft until then.",
+                first.format("%B %Y")
+            ),
             field: Some("month".into()),
         });
     }
@@ -339,10 +343,9 @@ pub async fn customer_billing(
             message: "Billing is disabled on this fleet-manager.".into(),
         });
     }
-    let month = month
-        .map(str::trim)
-        .filter(|m| !m.is_empty())
-        .map_or_else(|| Utc::now().format("%Y-%m").to_string(), str::to_owned);
+    let (time_zone, today) = super::usage::billing_today(state, caller, name).await?;
+    let month =
+        month.map(str::trim).filter(|m| !m.is_empty()).map_or_else(|| today.format("%Y-%m").to_string(), str::to_owned);
     let statement = statement(state, caller, name, &month).await?;
     let (first, last) = statement::month_bounds(parse_month(&month)?);
     let (from, to) = (first.to_string(), last.to_string());
@@ -360,6 +363,8 @@ pub async fn customer_billing(
         statement,
         usage,
         manage,
+        closed: last < today,
+        time_zone,
         plans_available: plans,
     })
 }
@@ -376,14 +381,7 @@ fn usage_charts(first: NaiveDate, usage: &[crate::model::fleet::usage::UsageDay]
     let seats: Vec<(NaiveDate, i64)> = usage.iter().map(|d| (d.day, i64::from(d.active_seats))).collect();
     let mut charts = vec![(
         "Active seats per day".to_owned(),
-        chart::daily(
-            "Active seats per day",
-            first,
-            days,
-            &seats,
-            |d, v| format!("{d}: {}", seats_text(v)),
-            seats_text,
-        ),
+        chart::daily("Active seats per day", first, days, &seats, |d, v| format!("{d}: {}", seats_text(v)), seats_text),
     )];
     let mut by_currency: std::collections::BTreeMap<&str, Vec<(NaiveDate, i64)>> = Default::default();
     for d in usage {

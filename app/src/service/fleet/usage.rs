@@ -4,8 +4,14 @@
 //! revises it (the replaced one is kept). Operators, and a customer's owners and admins, read it.
 
 use chrono::{Duration, NaiveDate, Utc};
-use opencrane_entitlements::{format_micros, parse_micros};
-use opencrane_fleet_db::usage::{self as db, DayUsage, SpendLine};
+use opencrane_entitlements::{
+    format_micros, parse_micros,
+    period::{local_date, time_zone},
+};
+use opencrane_fleet_db::{
+    billing_accounts,
+    usage::{self as db, DayUsage, SpendLine},
+};
 
 use super::cluster_tenants::for_silo;
 use crate::{
@@ -16,30 +22,40 @@ use crate::{
     state::{AppState, Caller},
 };
 
-/// The time zone usage days are counted in (billing accounts carry none yet).
-pub const BILLING_TIME_ZONE: &str = "UTC";
-
-/// Where `name`'s silo starts its next report.
+/// Where `name`'s silo starts its next report, and the time zone its days are counted in.
 pub async fn cursor(state: &AppState, caller: &Caller, name: &str) -> Result<UsageCursor, AppError> {
     for_silo(state, caller, name, "usage").await?;
+    let (time_zone, _) = billing_today(state, caller, name).await?;
     let mut conn = state.pool.acquire().await.or_fail(caller)?;
     let last_day = db::latest_day(&mut conn, name).await.or_fail(caller)?;
-    Ok(UsageCursor { time_zone: BILLING_TIME_ZONE.into(), last_day, resend_days: RESEND_DAYS })
+    Ok(UsageCursor { time_zone, last_day, resend_days: RESEND_DAYS })
 }
 
-/// Today in the billing time zone.
-fn today() -> NaiveDate {
-    Utc::now().date_naive()
+/// Today in the IANA time zone `zone` (UTC when it is not one).
+pub fn today_in(zone: &str) -> NaiveDate {
+    time_zone(zone).ok().and_then(|tz| local_date(Utc::now(), &tz)).unwrap_or_else(|| Utc::now().date_naive())
 }
 
-/// A report checked: its day and usage, or every field that is wrong (nothing is stored then).
-fn checked(day: &str, report: UsageReport) -> Result<(NaiveDate, DayUsage), AppError> {
+/// The time zone `name` is billed in (its billing account's, else UTC), and today there.
+pub(crate) async fn billing_today(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+) -> Result<(String, NaiveDate), AppError> {
+    let zone = billing_accounts::time_zone_of(&state.pool, name).await.or_fail(caller)?;
+    let today = today_in(&zone);
+    Ok((zone, today))
+}
+
+/// A report checked against `today` in the billing time zone `zone`: its day and usage, or every
+/// field that is wrong (nothing is stored then).
+fn checked(day: &str, report: UsageReport, today: NaiveDate, zone: &str) -> Result<(NaiveDate, DayUsage), AppError> {
     let mut errors = FieldErrors::new();
     let parsed = NaiveDate::parse_from_str(day.trim(), "%Y-%m-%d").ok();
     match parsed {
         None => errors.add("day", "A calendar day, YYYY-MM-DD."),
-        Some(d) if d > today() => errors.add("day", format!("{d} has not begun yet in {BILLING_TIME_ZONE}.")),
-        Some(d) if d < today() - Duration::days(i64::from(CATCH_UP_DAYS)) => {
+        Some(d) if d > today => errors.add("day", format!("{d} has not begun yet in {zone}.")),
+        Some(d) if d < today - Duration::days(i64::from(CATCH_UP_DAYS)) => {
             errors.add("day", format!("Usage older than {CATCH_UP_DAYS} days is not taken."));
         }
         Some(_) => {}
@@ -84,7 +100,8 @@ pub async fn report(
     report: UsageReport,
 ) -> Result<UsageRecorded, AppError> {
     for_silo(state, caller, name, "usage").await?;
-    let (day, usage) = checked(day, report)?;
+    let (zone, today) = billing_today(state, caller, name).await?;
+    let (day, usage) = checked(day, report, today, &zone)?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
     let recorded = db::record(&mut tx, name, day, usage).await.or_fail(caller)?;
     tx.commit().await.or_fail(caller)?;
@@ -104,6 +121,7 @@ pub async fn days(
 ) -> Result<Vec<UsageDay>, AppError> {
     state.fleet()?;
     authorize(caller.principal.as_ref(), Action::ReadBilling(name))?;
+    let (_, today) = billing_today(state, caller, name).await?;
     let mut errors = FieldErrors::new();
     let mut date = |field: &str, text: Option<&str>, default: NaiveDate| match text.map(str::trim) {
         None | Some("") => default,
@@ -112,7 +130,7 @@ pub async fn days(
             default
         }),
     };
-    let to = date("to", to, today());
+    let to = date("to", to, today);
     let from = date("from", from, to - Duration::days(30));
     if from > to {
         errors.add("from", "The first day comes before the last.");
@@ -193,11 +211,13 @@ mod tests {
 
     #[test]
     fn a_report_is_checked_field_by_field() {
-        let day = today().to_string();
+        let today = today_in("Pacific/Kiritimati");
+        let day = today.to_string();
         let good = UsageReport { active_seats: 3, spend: vec![line("fast", "EUR", "1.250000")] };
-        let (d, usage) = checked(&day, good).unwrap();
-        assert_eq!((d, usage.active_seats, usage.spend[0].amount), (today(), 3, 1_250_000));
-        let future = (today() + Duration::days(1)).to_string();
+        let (d, usage) = checked(&day, good, today, "Pacific/Kiritimati").unwrap();
+        assert_eq!((d, usage.active_seats, usage.spend[0].amount), (today, 3, 1_250_000));
+        assert!(today >= Utc::now().date_naive(), "UTC+14 is never behind UTC");
+        let future = (today + Duration::days(1)).to_string();
         let cases: [(&str, UsageReport, &str); 6] = [
             (&future, UsageReport { active_seats: 1, spend: vec![] }, "day"),
             ("2026-13-01", UsageReport { active_seats: 1, spend: vec![] }, "day"),
@@ -211,7 +231,7 @@ mod tests {
             ),
         ];
         for (day, report, field) in cases {
-            match checked(day, report) {
+            match checked(day, report, today, "Pacific/Kiritimati") {
                 Err(AppError::Validation { fields }) => assert!(fields.0.contains_key(field), "{field}: {fields:?}"),
                 other => panic!("{field}: {other:?}"),
             }

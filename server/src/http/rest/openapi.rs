@@ -516,7 +516,9 @@ fn components() -> Value {
                 "type": "object", "additionalProperties": false,
                 "properties": { "step": { "enum": step_ids } }
             },
-            "BillingAccountRequest": { "type": "object", "additionalProperties": false, "properties": { "displayName": opt_text } },
+            "BillingAccountRequest": { "type": "object", "additionalProperties": false, "properties": {
+                "displayName": opt_text,
+                "timeZone": { "type": ["string", "null"], "description": "IANA time zone its customers are billed in (kept when absent; UTC for a new account)" } } },
             "PlanRequest": { "type": "object", "additionalProperties": false, "required": ["name", "currency", "seatPrice"], "properties": {
                 "name": { "type": "string", "minLength": 1, "maxLength": 80 }, "currency": { "type": "string", "pattern": "^[A-Z]{3}$" },
                 "seatPrice": { "type": "string", "description": "Decimal, at most two places" }, "includedSeats": { "type": "integer", "minimum": 0 },
