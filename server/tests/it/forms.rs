@@ -519,6 +519,13 @@ async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
     .await;
     assert_eq!(assigned.status, StatusCode::SEE_OTHER, "{}", assigned.text);
     assert_eq!(assigned.headers["location"], "/billing/acme?saved=plan");
+    let statement = send_as(&fleet, Method::GET, "/billing/acme?saved=plan", None, &nav).await;
+    assert!(statement.text.contains("The plan is assigned."));
+    let day = format!("day-{first}");
+    assert!(
+        statement.text.contains(&format!(r##"href="#{day}""##)) && statement.text.contains(&format!(r#"id="{day}""#)),
+        "each line links to the usage rows it came from"
+    );
 
     // The overview: acme billed to Otto Ltd; beta (an owner with no account) and gamma (no usage,
     // no plan) unbilled; gone (deleted, its usage kept) listed.

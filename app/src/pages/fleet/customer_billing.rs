@@ -106,10 +106,17 @@ fn Billing(name: String, billing: CustomerBilling, saved: Option<String>) -> imp
         .lines
         .iter()
         .map(|l| {
+            // The usage rows a line came from: a link to its first day in the table below.
             let days = match (l.days.first(), l.days.last()) {
-                (Some(first), Some(last)) if first == last => first.to_string(),
-                (Some(first), Some(last)) => format!("{first} – {last} ({} days)", l.days.len()),
-                _ => "—".to_owned(),
+                (Some(first), Some(last)) => {
+                    let text = if first == last {
+                        first.to_string()
+                    } else {
+                        format!("{first} – {last} ({} days)", l.days.len())
+                    };
+                    view! { <a href=format!("#day-{first}")>{text}</a> }.into_any()
+                }
+                _ => "—".into_any(),
             };
             view! {
                 <tr>
@@ -132,7 +139,7 @@ fn Billing(name: String, billing: CustomerBilling, saved: Option<String>) -> imp
                 .collect::<Vec<_>>()
                 .join("; ");
             view! {
-                <tr>
+                <tr id=format!("day-{}", d.day)>
                     <td class="nowrap">{d.day.to_string()}</td>
                     <td class="num">{d.active_seats}</td>
                     <td>{if spend.is_empty() { "—".to_owned() } else { spend }}</td>
