@@ -122,6 +122,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     // The internal API for the silos, on a loopback port of its own (as in a cluster).
     let internal_listener = start::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "--port").await?;
     let internal_addr = internal_listener.local_addr()?;
+    fleet::price_unpriced_months(&fleet_pool).await?;
     let mut fleet = fleet::fleet_state(
         start::leptos_options(&args.site_root, fleet_addr, Env::DEV),
         fleet_pool.clone(),

@@ -146,12 +146,27 @@ impl KeyFileWatch {
 }
 
 /// Runs the fleet-manager until SIGTERM or Ctrl-C.
+/// Prices the months of the last year that have usage but no kept figures (usage held before the
+/// figures were kept, or written around the fleet), so the billing overview shows them. Quick
+/// when there are none: one statement.
+pub(crate) async fn price_unpriced_months(pool: &sqlx::PgPool) -> anyhow::Result<()> {
+    use chrono::{Datelike, Months, Utc};
+    let this = Utc::now().date_naive().with_day(1).unwrap_or_default();
+    let from = this.checked_sub_months(Months::new(12)).unwrap_or(this);
+    let priced = app::service::fleet::book::backfill(pool, from).await?;
+    if priced > 0 {
+        tracing::info!(months = priced, "priced the usage months that had no billing figures");
+    }
+    Ok(())
+}
+
 pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
     let zitadel = identity_plane(&args)?;
     let identity = zitadel.as_ref().map(|(plane, _)| plane.clone());
     let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
+    price_unpriced_months(&pool).await?;
     let mut state = fleet_state(
         leptos_options(&args.http.site_root, addr, Env::PROD),
         pool,

@@ -233,16 +233,43 @@ pub fn with_correction(mut statement: Statement, of_month: NaiveDate, delta: Mic
 /// of the plan in force at the month's end (`minimum`). A closed or finished month (`elapsed` at
 /// or past its length) forecasts its total.
 pub fn forecast(statement: &Statement, elapsed: i64, minimum: Option<Micros>) -> Micros {
-    let (first, last) = month_bounds(statement.month);
-    let length = (last - first).num_days() + 1;
-    if elapsed >= length || elapsed <= 0 {
-        return statement.total;
+    let sum = |kinds: &[LineKind]| statement.lines.iter().filter(|l| kinds.contains(&l.kind)).map(|l| l.amount).sum();
+    let so_far = SoFar {
+        month: statement.month,
+        usage: sum(&[LineKind::Seats, LineKind::Spend]),
+        corrections: sum(&[LineKind::Correction]),
+        total: statement.total,
+        minimum,
+    };
+    so_far.forecast(elapsed)
+}
+
+/// An open month's figures so far, as kept between reports: enough to forecast its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoFar {
+    /// Any day of the month.
+    pub month: NaiveDate,
+    /// The seat and spend lines.
+    pub usage: Micros,
+    /// The corrections of an earlier month.
+    pub corrections: Micros,
+    /// The statement's total.
+    pub total: Micros,
+    /// The minimum of the plan in force at the month's end.
+    pub minimum: Option<Micros>,
+}
+
+impl SoFar {
+    /// The forecast after `elapsed` days (see [`forecast`]).
+    pub fn forecast(&self, elapsed: i64) -> Micros {
+        let (first, last) = month_bounds(self.month);
+        let length = (last - first).num_days() + 1;
+        if elapsed >= length || elapsed <= 0 {
+            return self.total;
+        }
+        let projected = to_cents(i128::from(self.usage) * i128::from(length), i128::from(elapsed));
+        projected.max(self.minimum.unwrap_or(0)) + self.corrections
     }
-    let usage: Micros =
-        statement.lines.iter().filter(|l| matches!(l.kind, LineKind::Seats | LineKind::Spend)).map(|l| l.amount).sum();
-    let corrections: Micros = statement.lines.iter().filter(|l| l.kind == LineKind::Correction).map(|l| l.amount).sum();
-    let projected = to_cents(i128::from(usage) * i128::from(length), i128::from(elapsed));
-    projected.max(minimum.unwrap_or(0)) + corrections
 }
 
 /// `2000` → `20`, `1250` → `12.5`.

@@ -10,6 +10,7 @@ pub mod cluster_tenants;
 pub mod dns_checks;
 pub mod invitations;
 pub mod memberships;
+pub mod month_totals;
 pub mod plans;
 pub mod provisioning;
 pub mod silo_credentials;

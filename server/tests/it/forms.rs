@@ -461,14 +461,24 @@ async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
     }
     let today = Utc::now().date_naive();
     let first = today.with_day(1).unwrap();
-    let mut conn = db.acquire().await.unwrap();
-    for (name, seats) in [("acme", 3), ("beta", 1), ("gone", 2)] {
-        let line =
-            opencrane_fleet_db::usage::SpendLine { model: "fast".into(), currency: "EUR".into(), amount: 2_000_000 };
-        let day = opencrane_fleet_db::usage::DayUsage { active_seats: seats, spend: vec![line] };
-        opencrane_fleet_db::usage::record(&mut conn, name, first, day).await.unwrap();
+    // acme's and beta's silos report the first of the month over the internal API, each with its
+    // own credential; "gone" was deleted with its usage held, priced when a fleet starts.
+    let internal = support::fleet_internal(db.clone());
+    let report = json!({ "activeSeats": 3, "spend": [{ "model": "fast", "currency": "EUR", "amount": "2" }] });
+    for name in ["acme", "beta"] {
+        let auth = format!("Bearer {}", crate::trust::issue(&db, name).await);
+        let headers = [("authorization", auth), ("content-type", "application/json".to_owned())];
+        let path = format!("/api/internal/cluster-tenants/{name}/usage/{first}");
+        let put = send_as(&internal, Method::PUT, &path, Some(&report.to_string()), &headers).await;
+        assert_eq!(put.status, StatusCode::OK, "{}", put.text);
     }
+    let mut conn = db.acquire().await.unwrap();
+    let line = opencrane_fleet_db::usage::SpendLine { model: "fast".into(), currency: "EUR".into(), amount: 2_000_000 };
+    let day = opencrane_fleet_db::usage::DayUsage { active_seats: 2, spend: vec![line] };
+    opencrane_fleet_db::usage::record(&mut conn, "gone", first, day).await.unwrap();
     drop(conn);
+    assert_eq!(app::service::fleet::book::backfill(&db, first).await.unwrap(), 1, "gone's month is priced once");
+    assert_eq!(app::service::fleet::book::backfill(&db, first).await.unwrap(), 0);
     let fleet = support::fleet_signed_in(db.clone());
     let operator = support::session_cookie(&db, "ana", true, false).await;
     let nav = form_headers(&operator, "same-origin");

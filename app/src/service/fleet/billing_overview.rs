@@ -4,14 +4,18 @@
 //! as unbilled; deleted customers whose usage or statements remain are listed too. A customer's
 //! owners and admins see the same for their own customers.
 //!
-//! One [`Book::all`] (a fixed number of statements) feeds every row, so the page costs the same
-//! few queries at 10 customers or 1,000; filtering and paging are in memory over the priced rows.
+//! Every row comes from the month's kept figures (`billing_month_totals`, priced in the
+//! transaction of each change; see `book`) and the final statements: five statements whatever
+//! the number of customers and days, no usage day read; filtering and paging are in memory.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{Datelike, Months, NaiveDate, Utc};
 use opencrane_entitlements::{Micros, format_amount, statement};
-use opencrane_fleet_db::billing_accounts;
+use opencrane_fleet_db::{
+    billing_accounts,
+    month_totals::{self, MonthTotal},
+};
 
 use super::{book::Book, usage::today_in};
 use crate::{
@@ -64,6 +68,54 @@ fn total_of(rows: &[&Priced]) -> Vec<CurrencyTotal> {
         .collect()
 }
 
+/// One customer's month as the overview shows it.
+struct Figures<'a> {
+    total: Micros,
+    currency: Option<String>,
+    status: &'static str,
+    /// What a forecast extends (drafts).
+    so_far: Option<statement::SoFar>,
+    /// The kept figures, when the month was priced.
+    kept: Option<&'a MonthTotal>,
+}
+
+/// `name`'s month: its final statement, else its kept figures, else — never priced: no usage
+/// reported that month — its plan's charges on no usage (the monthly minimum).
+fn figures<'a>(
+    book: &Book,
+    kept: &'a HashMap<(String, NaiveDate), MonthTotal>,
+    name: &str,
+    month: NaiveDate,
+) -> Figures<'a> {
+    if let Some(f) = book.final_of(name, month) {
+        return Figures { total: f.total, currency: f.currency.clone(), status: "final", so_far: None, kept: None };
+    }
+    if let Some(k) = kept.get(&(name.to_owned(), month)) {
+        let so_far = statement::SoFar {
+            month,
+            usage: k.usage_amount,
+            corrections: k.corrections,
+            total: k.total,
+            minimum: k.minimum,
+        };
+        return Figures {
+            total: k.total,
+            currency: k.currency.clone(),
+            status: "draft",
+            so_far: Some(so_far),
+            kept: Some(k),
+        };
+    }
+    let periods = book.periods(name);
+    if periods.is_empty() {
+        return Figures { total: 0, currency: None, status: "draft", so_far: None, kept: None };
+    }
+    let unused = statement::compute(month, &periods, &[]);
+    let minimum = book.plan_on(name, statement::month_bounds(month).1).and_then(|p| p.monthly_minimum);
+    let so_far = statement::SoFar { month, usage: 0, corrections: 0, total: unused.total, minimum };
+    Figures { total: unused.total, currency: unused.currency, status: "draft", so_far: Some(so_far), kept: None }
+}
+
 /// The overview of `query.month` (this month when absent).
 pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) -> Result<BillingOverview, AppError> {
     if !state.fleet()?.billing_enabled {
@@ -81,13 +133,21 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
     let elapsed = if open { today.day() } else { length };
     let trend_from = first.checked_sub_months(Months::new(TREND_MONTHS - 1)).unwrap_or(first);
 
-    let book = Book::all(&state.pool, trend_from, first).await.or_fail(caller)?;
+    let book = Book::plans_of_all(&state.pool, trend_from, first).await.or_fail(caller)?;
+    let kept: HashMap<(String, NaiveDate), MonthTotal> = month_totals::in_months(&state.pool, trend_from, first)
+        .await
+        .or_fail(caller)?
+        .into_iter()
+        .map(|t| ((t.cluster_tenant.clone(), t.month), t))
+        .collect();
     let customers = billing_accounts::customer_accounts(&state.pool).await.or_fail(caller)?;
     let may_read = |name: &str| authorize(Some(principal), Action::ReadBilling(name)).is_ok();
+    let figures = |name: &str, month: NaiveDate| figures(&book, &kept, name, month);
 
     // Every customer in scope, the deleted ones with billing history included.
     let known: BTreeSet<&str> = customers.iter().map(|c| c.cluster_tenant.as_str()).collect();
-    let deleted: BTreeSet<&str> = book.customers().map(String::as_str).filter(|n| !known.contains(n)).collect();
+    let deleted: BTreeSet<&str> =
+        kept.keys().chain(book.finals.keys()).map(|(n, _)| n.as_str()).filter(|n| !known.contains(n)).collect();
     let mut priced: Vec<Priced> = Vec::new();
     let rows = customers
         .iter()
@@ -96,27 +156,18 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
         .filter(|(name, _)| may_read(name));
     let mut todays: HashMap<&str, NaiveDate> = HashMap::new();
     for (name, customer) in rows {
-        let days = book.days_in(name, first);
-        let frozen = book.final_of(name, first);
-        if customer.is_none() && days.is_empty() && frozen.is_none() {
+        let month = figures(name, first);
+        if customer.is_none() && month.kept.is_none() && month.status == "draft" {
             continue;
         }
         // The month runs in the customer's billing time zone.
         let zone = customer.map_or("UTC", |c| c.time_zone.as_str());
         let today = *todays.entry(zone).or_insert_with(|| today_in(zone));
         let plan = book.plan_on(name, last.min(today));
-        let (amount, currency, forecast, status) = match frozen {
-            Some(f) => (f.total, f.currency.clone(), None, "final"),
-            None => {
-                let draft = book.draft(name, first);
-                let elapsed = if today < first { 0 } else { (today.min(last) - first).num_days() + 1 };
-                let forecast = (last >= today && draft.currency.is_some()).then(|| {
-                    let minimum = book.plan_on(name, last).and_then(|p| p.monthly_minimum);
-                    statement::forecast(&draft, elapsed, minimum)
-                });
-                (draft.total, draft.currency, forecast, "draft")
-            }
-        };
+        let elapsed = if today < first { 0 } else { (today.min(last) - first).num_days() + 1 };
+        let forecast =
+            month.so_far.filter(|_| last >= today && month.currency.is_some()).map(|so_far| so_far.forecast(elapsed));
+        let (amount, currency, status) = (month.total, month.currency, month.status);
         let account = customer.and_then(|c| {
             c.account_id.map(|id| AccountRef {
                 id: id.to_string(),
@@ -134,7 +185,7 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
                 month_to_date: format_amount(amount),
                 forecast: forecast.map(format_amount),
                 status: status.into(),
-                seats: days.last().and_then(|d| i32::try_from(d.seats).ok()),
+                seats: month.kept.and_then(|k| k.last_seats),
             },
             amount,
             forecast,
@@ -147,16 +198,9 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
     while month < first {
         let mut sums: BTreeMap<String, Micros> = BTreeMap::new();
         for p in &priced {
-            let name = p.row.cluster_tenant.as_str();
-            let (amount, currency) = match book.final_of(name, month) {
-                Some(f) => (f.total, f.currency.clone()),
-                None => {
-                    let draft = book.draft(name, month);
-                    (draft.total, draft.currency)
-                }
-            };
-            if let Some(currency) = currency {
-                *sums.entry(currency).or_default() += amount;
+            let f = figures(&p.row.cluster_tenant, month);
+            if let Some(currency) = f.currency {
+                *sums.entry(currency).or_default() += f.total;
             }
         }
         let totals = sums

@@ -1,8 +1,9 @@
-//! What statements are computed from, loaded once: the plans, the customers' plan histories,
-//! their usage days and the final statements of the months in view. Loaded for one customer
-//! (its billing page, its statements) or for every customer at once (the operators' overview:
-//! a fixed number of statements whatever the number of customers), then priced in memory by
-//! `opencrane_entitlements::statement`, so both give the same numbers.
+//! What statements are computed from, loaded once: the plans, a customer's plan history, its
+//! usage days and the final statements of the months in view, priced in memory by
+//! `opencrane_entitlements::statement`. Every change that prices a month (a usage report that
+//! changed a day, a plan assignment) re-prices it in the same transaction into
+//! `billing_month_totals` ([`reprice`]), which the operators' overview reads: one row per
+//! customer and month, the same numbers as the statement.
 
 use std::collections::HashMap;
 
@@ -10,14 +11,15 @@ use chrono::{Duration, NaiveDate};
 use opencrane_db::Result;
 use opencrane_entitlements::{
     Micros,
-    statement::{self, Day, Plan, PlanPeriod, Statement},
+    statement::{self, Day, LineKind, Plan, PlanPeriod, Statement},
 };
 use opencrane_fleet_db::{
+    month_totals::{self, MonthTotal},
     plans::{self as plan_db, AssignmentRow, PlanRow},
     statements::{self, FinalTotal},
     usage,
 };
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 
 /// A plan's prices for the arithmetic.
 pub fn priced(row: &PlanRow) -> Plan {
@@ -54,34 +56,24 @@ fn day(usage: usage::DayUsage, on: NaiveDate) -> Day {
 
 impl Book {
     /// `name`'s book for the months `from` to `to` (first days) and the month before (whose
-    /// correction may land on `from`).
-    pub async fn one(pool: &PgPool, name: &str, from: NaiveDate, to: NaiveDate) -> Result<Self> {
+    /// correction may land on `from`), read through `conn` (a transaction's, when pricing what
+    /// it changes).
+    pub async fn one(conn: &mut PgConnection, name: &str, from: NaiveDate, to: NaiveDate) -> Result<Self> {
         let before = statement::month_bounds(from - Duration::days(1)).0;
         let last = statement::month_bounds(to).1;
-        let mut conn = pool.acquire().await?;
-        let days = usage::days(&mut conn, name, before, last).await?;
-        drop(conn);
-        let finals = statements::totals(pool, Some(name), before, to).await?;
+        let days = usage::days(&mut *conn, name, before, last).await?;
+        let finals = statements::totals(&mut *conn, Some(name), before, to).await?;
         Ok(Self {
-            plans: plan_db::list(pool).await?,
-            assignments: HashMap::from([(name.to_owned(), plan_db::assignments(pool, name).await?)]),
+            plans: plan_db::list(&mut *conn).await?,
+            assignments: HashMap::from([(name.to_owned(), plan_db::assignments(&mut *conn, name).await?)]),
             days: HashMap::from([(name.to_owned(), days.into_iter().map(|d| day(d.usage, d.day)).collect())]),
             finals: finals.into_iter().map(|f| ((f.cluster_tenant.clone(), f.month), f)).collect(),
         })
     }
 
-    /// Every customer's book for the months `from` to `to` and the month before, in four
-    /// statements. Days of final months are read only where they changed after finalising.
-    pub async fn all(pool: &PgPool, from: NaiveDate, to: NaiveDate) -> Result<Self> {
-        let before = statement::month_bounds(from - Duration::days(1)).0;
-        let last = statement::month_bounds(to).1;
-        let mut conn = pool.acquire().await?;
-        let rows = usage::all_days(&mut conn, before, last, true).await?;
-        drop(conn);
-        let mut days: HashMap<String, Vec<Day>> = HashMap::new();
-        for d in rows {
-            days.entry(d.cluster_tenant).or_default().push(day(d.usage, d.day));
-        }
+    /// Every customer's plan histories and the final statements of the months `from` to `to`
+    /// (no usage days: the overview reads the priced months instead), in three statements.
+    pub async fn plans_of_all(pool: &PgPool, from: NaiveDate, to: NaiveDate) -> Result<Self> {
         let mut assignments: HashMap<String, Vec<AssignmentRow>> = HashMap::new();
         for (name, row) in plan_db::all_assignments(pool).await? {
             assignments.entry(name).or_default().push(row);
@@ -89,8 +81,8 @@ impl Book {
         Ok(Self {
             plans: plan_db::list(pool).await?,
             assignments,
-            days,
-            finals: statements::totals(pool, None, before, to)
+            days: HashMap::new(),
+            finals: statements::totals(pool, None, from, to)
                 .await?
                 .into_iter()
                 .map(|f| ((f.cluster_tenant.clone(), f.month), f))
@@ -98,9 +90,21 @@ impl Book {
         })
     }
 
-    /// The customers the book knows of (a plan, usage or a final statement).
-    pub fn customers(&self) -> impl Iterator<Item = &String> {
-        self.assignments.keys().chain(self.days.keys()).chain(self.finals.keys().map(|(n, _)| n))
+    /// The month's figures as the overview keeps them.
+    pub fn month_total(&self, name: &str, first: NaiveDate) -> MonthTotal {
+        let draft = self.draft(name, first);
+        let sum = |kinds: &[LineKind]| draft.lines.iter().filter(|l| kinds.contains(&l.kind)).map(|l| l.amount).sum();
+        let last = statement::month_bounds(first).1;
+        MonthTotal {
+            cluster_tenant: name.to_owned(),
+            month: first,
+            usage_amount: sum(&[LineKind::Seats, LineKind::Spend]),
+            corrections: sum(&[LineKind::Correction]),
+            minimum: self.plan_on(name, last).and_then(|p| p.monthly_minimum),
+            last_seats: self.days_in(name, first).last().and_then(|d| i32::try_from(d.seats).ok()),
+            currency: draft.currency,
+            total: draft.total,
+        }
     }
 
     /// `name`'s plan periods.
@@ -142,8 +146,8 @@ impl Book {
     }
 
     /// The draft of the month starting `first`: priced now, with the correction of the month
-    /// before when that one is final and its usage changed since (a final month whose days are
-    /// not in the book did not change: `Book::all` leaves those out).
+    /// before when that one is final and its usage changed since (a book without that month's
+    /// days corrects nothing).
     pub fn draft(&self, name: &str, first: NaiveDate) -> Statement {
         let priced = self.priced(name, first);
         let previous = statement::month_bounds(first - Duration::days(1)).0;
@@ -155,4 +159,28 @@ impl Book {
             _ => priced,
         }
     }
+}
+
+/// Prices `name`'s `months` (first days) again from what `conn` sees and keeps the figures of
+/// each one that is not final.
+pub async fn reprice(conn: &mut PgConnection, name: &str, months: &[NaiveDate]) -> Result<()> {
+    let (Some(from), Some(to)) = (months.iter().min(), months.iter().max()) else { return Ok(()) };
+    let book = Book::one(&mut *conn, name, *from, *to).await?;
+    for month in months {
+        if book.final_of(name, *month).is_none() {
+            month_totals::upsert(&mut *conn, &book.month_total(name, *month)).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Prices every month since `from` that has usage but no figures (usage held before the figures
+/// were kept, or written around the fleet); how many it priced. Run once at the fleet's start.
+pub async fn backfill(pool: &PgPool, from: NaiveDate) -> Result<usize> {
+    let missing = month_totals::unpriced(pool, from).await?;
+    let mut conn = pool.acquire().await?;
+    for (name, month) in &missing {
+        reprice(&mut conn, name, &[*month]).await?;
+    }
+    Ok(missing.len())
 }

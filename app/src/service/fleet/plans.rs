@@ -164,6 +164,8 @@ pub async fn assign(
     }
     let mut tx = state.pool.begin().await.or_fail(caller)?;
     db::assign(&mut *tx, name, from, plan.id, &actor).await.or_fail(caller)?;
+    // The month running now is the only one a new plan can change.
+    super::book::reprice(&mut tx, name, &[month_start(today)]).await.or_fail(caller)?;
     let meta = json!({ "plan": plan.name, "effectiveFrom": from });
     record(&mut *tx, caller, "billing.plan.assign", name, "success", meta).await?;
     tx.commit().await.or_fail(caller)?;
@@ -205,7 +207,8 @@ fn parse_month(month: &str) -> Result<NaiveDate, AppError> {
 
 /// The draft of the month starting `first` (see [`Book::draft`]).
 async fn draft(state: &AppState, caller: &Caller, name: &str, first: NaiveDate) -> Result<Statement, AppError> {
-    Ok(Book::one(&state.pool, name, first, first).await.or_fail(caller)?.draft(name, first))
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    Ok(Book::one(&mut conn, name, first, first).await.or_fail(caller)?.draft(name, first))
 }
 
 pub(super) fn wire(name: &str, computed: Statement) -> StatementView {

@@ -7,6 +7,7 @@ use chrono::{Duration, NaiveDate, Utc};
 use opencrane_entitlements::{
     format_micros, parse_micros,
     period::{local_date, time_zone},
+    statement::month_bounds,
 };
 use opencrane_fleet_db::{
     billing_accounts,
@@ -104,6 +105,13 @@ pub async fn report(
     let (day, usage) = checked(day, report, today, &zone)?;
     let mut tx = state.pool.begin().await.or_fail(caller)?;
     let recorded = db::record(&mut tx, name, day, usage).await.or_fail(caller)?;
+    if recorded.changed {
+        // The day's month, and the next one when it has begun (a correction lands there).
+        let this = month_bounds(day).0;
+        let next = month_bounds(this).1 + Duration::days(1);
+        let months: Vec<NaiveDate> = [this, next].into_iter().filter(|m| *m <= today).collect();
+        super::book::reprice(&mut tx, name, &months).await.or_fail(caller)?;
+    }
     tx.commit().await.or_fail(caller)?;
     if recorded.changed && recorded.revision > 1 {
         tracing::info!(cluster_tenant = name, %day, revision = recorded.revision, "usage revised");
