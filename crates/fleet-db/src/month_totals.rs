@@ -86,3 +86,13 @@ pub async fn unpriced(db: impl PgExecutor<'_>, from: NaiveDate) -> Result<Vec<(S
     .await?;
     Ok(rows.into_iter().map(|r| (r.cluster_tenant, r.month)).collect())
 }
+
+/// Serialises the pricing of `cluster_tenant`'s months until the transaction ends, so two
+/// changes committed at once each price what the other wrote (the later one waits, then reads it).
+pub async fn lock(conn: &mut PgConnection, cluster_tenant: &str) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!("SELECT pg_advisory_xact_lock(hashtextextended('billing-month:' || $1, 0))", cluster_tenant)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

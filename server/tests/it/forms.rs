@@ -563,6 +563,24 @@ async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
     assert_eq!(o["trend"].as_array().unwrap().len(), 6, "six months");
     let unbilled = send_as(&fleet, Method::GET, "/api/v1/billing/customers?status=unbilled", None, &nav).await.json();
     assert_eq!(unbilled["total"], json!(3), "{unbilled}");
+    // A revised report re-prices the month at once: the overview and the statement still agree.
+    let auth = format!("Bearer {}", crate::trust::issue(&db, "acme").await);
+    let revised = json!({ "activeSeats": 5, "spend": [{ "model": "fast", "currency": "EUR", "amount": "2" }] });
+    let headers = [("authorization", auth), ("content-type", "application/json".to_owned())];
+    let path = format!("/api/internal/cluster-tenants/acme/usage/{first}");
+    assert_eq!(
+        send_as(&internal, Method::PUT, &path, Some(&revised.to_string()), &headers).await.status,
+        StatusCode::OK
+    );
+    let month = first.format("%Y-%m").to_string();
+    let statement = send_as(&fleet, Method::GET, &format!("/api/v1/billing/acme/statements/{month}"), None, &nav).await;
+    let again = send_as(&fleet, Method::GET, "/api/v1/billing/customers?q=acme", None, &nav).await.json();
+    assert_eq!(again["items"][0]["monthToDate"], statement.json()["total"], "{again}");
+    assert_eq!(
+        again["items"][0]["monthToDate"],
+        json!(opencrane_entitlements::format_amount(cents(120_000_000) + 2_200_000))
+    );
+    assert_eq!(again["items"][0]["seats"], json!(5));
     let searched = send_as(&fleet, Method::GET, "/api/v1/billing/customers?q=otto", None, &nav).await.json();
     assert_eq!(searched["items"][0]["clusterTenant"], "acme", "the account's name is searched: {searched}");
     let bad = send_as(&fleet, Method::GET, "/api/v1/billing/customers?month=2026-13", None, &nav).await.json();

@@ -162,9 +162,11 @@ impl Book {
 }
 
 /// Prices `name`'s `months` (first days) again from what `conn` sees and keeps the figures of
-/// each one that is not final.
+/// each one that is not final. Inside the transaction of the change, after its write: the
+/// customer's lock makes a concurrent change wait and then price what this one wrote.
 pub async fn reprice(conn: &mut PgConnection, name: &str, months: &[NaiveDate]) -> Result<()> {
     let (Some(from), Some(to)) = (months.iter().min(), months.iter().max()) else { return Ok(()) };
+    month_totals::lock(&mut *conn, name).await?;
     let book = Book::one(&mut *conn, name, *from, *to).await?;
     for month in months {
         if book.final_of(name, *month).is_none() {
