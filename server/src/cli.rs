@@ -199,12 +199,23 @@ pub struct AuthArgs {
     #[arg(long, env = "OPENCRANE_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
     /// Static bearer token for machine callers (CI, fleet↔silo); holds the operator role.
+    /// Prefer `--api-token-file`: a value on the command line is visible in the process list.
     #[arg(long, env = "OPENCRANE_API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
+    /// A file holding the API token (a mounted Secret), instead of `--api-token`.
+    #[arg(long, env = "OPENCRANE_API_TOKEN_FILE", value_parser = read_secret_file, conflicts_with = "api_token")]
+    pub api_token_file: Option<SecretFile>,
     /// Development identity: every browser request is the "Developer" operator. Refused unless
     /// the server is bound to a loopback address.
     #[arg(long, env = "OPENCRANE_DEV_IDENTITY", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
     pub dev_identity: bool,
+}
+
+impl AuthArgs {
+    /// The API token, from the flag or its file.
+    pub fn api_token(&self) -> Option<String> {
+        self.api_token.clone().or_else(|| self.api_token_file.as_ref().map(|f| f.0.clone()))
+    }
 }
 
 /// OpenID Connect sign-in (both roles). Setting any of issuer, client id or redirect URI turns
@@ -455,13 +466,32 @@ pub struct PortalArgs {
     /// computed and shown but not enforced.
     #[arg(long, env = "LITELLM_ENDPOINT")]
     pub litellm_endpoint: Option<String>,
-    /// LiteLLM's master key (required with --litellm-endpoint).
+    /// LiteLLM's master key (required with --litellm-endpoint). Prefer the `_FILE` variant.
     #[arg(long, env = "LITELLM_MASTER_KEY", hide_env_values = true)]
     pub litellm_master_key: Option<String>,
+    /// A file holding LiteLLM's master key, instead of `--litellm-master-key`.
+    #[arg(long, env = "LITELLM_MASTER_KEY_FILE", value_parser = read_secret_file, conflicts_with = "litellm_master_key")]
+    pub litellm_master_key_file: Option<SecretFile>,
     /// 32 random bytes in base64 (`openssl rand -base64 32`) sealing provider keys and LiteLLM
     /// keys in the silo database (required to store credentials and to enforce through LiteLLM).
+    /// Prefer the `_FILE` variant.
     #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY", hide_env_values = true)]
     pub credentials_key: Option<String>,
+    /// A file holding the credentials key, instead of `--credentials-key`.
+    #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_FILE", value_parser = read_secret_file, conflicts_with = "credentials_key")]
+    pub credentials_key_file: Option<SecretFile>,
+}
+
+impl PortalArgs {
+    /// The LiteLLM master key, from the flag or its file.
+    pub fn litellm_master_key(&self) -> Option<String> {
+        self.litellm_master_key.clone().or_else(|| self.litellm_master_key_file.as_ref().map(|f| f.0.clone()))
+    }
+
+    /// The credentials key, from the flag or its file.
+    pub fn credentials_key(&self) -> Option<String> {
+        self.credentials_key.clone().or_else(|| self.credentials_key_file.as_ref().map(|f| f.0.clone()))
+    }
 }
 
 /// Which schema `migrate` applies.
@@ -713,6 +743,26 @@ pub struct DeploySiloArgs {
     /// default: discovered from the kubernetes EndpointSlices).
     #[arg(long = "kube-api-cidr")]
     pub kube_api_cidrs: Vec<String>,
+}
+
+/// A secret read from a file at start (`--…-file`, a mounted Secret): its content without the
+/// surrounding whitespace. Its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretFile(pub String);
+
+impl std::fmt::Debug for SecretFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretFile(…)")
+    }
+}
+
+fn read_secret_file(path: &str) -> Result<SecretFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let secret = text.trim();
+    if secret.is_empty() {
+        return Err(format!("{path} is empty"));
+    }
+    Ok(SecretFile(secret.to_owned()))
 }
 
 /// Parses a feature switch: true/false, 1/0, on/off, yes/no (any case).

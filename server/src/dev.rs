@@ -109,6 +109,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         insecure_http: true,
         trusted_proxies: Vec::new(),
         api_token: None,
+        api_token_file: None,
         dev_identity: !sign_in,
     };
     let dev_token = || vec![("dev".to_owned(), token.clone())];
@@ -176,7 +177,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         first_port: args.silo_port,
         org_client,
         portal: crate::cli::PortalArgs {
-            credentials_key: Some(match args.portal.credentials_key.clone() {
+            credentials_key: Some(match args.portal.credentials_key() {
                 Some(key) => key,
                 None => load_or_create_credentials_key(&args.state_dir)?,
             }),

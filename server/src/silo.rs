@@ -26,7 +26,7 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let link =
         links::silo_link(args.deployment_mode, args.fleet_internal_url.as_deref(), args.fleet_token_file.is_some())?;
     let fleet_token = args.fleet_token_file.clone().map(sync::FleetToken::File);
-    refuse_outbound_inbound(fleet_token.as_ref(), args.auth.api_token.as_deref())?;
+    refuse_outbound_inbound(fleet_token.as_ref(), args.auth.api_token().as_deref())?;
     let watch = links::watch_namespace(args.require_watch_namespace, args.watch_namespace.as_deref())?;
     tracing::info!(?link, watch_namespace = ?watch, cluster_tenant = %args.cluster_tenant, "silo configuration");
     let fleet_link = match (&link, fleet_token) {
@@ -150,7 +150,8 @@ pub fn start_portal(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<app::state::PortalRuntime> {
     use anyhow::Context as _;
-    let secrets = match args.credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
+    let credentials_key = args.credentials_key();
+    let secrets = match credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
         Some(key) => Some(std::sync::Arc::new(
             opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
         )),
@@ -159,8 +160,8 @@ pub fn start_portal(
     let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {
         return Ok(app::state::PortalRuntime { secrets, litellm: None, triggers: Vec::new() });
     };
-    let master = args
-        .litellm_master_key
+    let master_key = args.litellm_master_key();
+    let master = master_key
         .as_deref()
         .filter(|k| !k.trim().is_empty())
         .ok_or_else(|| anyhow::anyhow!("LITELLM_MASTER_KEY is required with LITELLM_ENDPOINT"))?;

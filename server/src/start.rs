@@ -79,7 +79,8 @@ pub fn auth_config(
             addr.ip()
         );
     }
-    if let Some(token) = args.api_token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+    let api_token = args.api_token();
+    if let Some(token) = api_token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
         if token.len() < 16 {
             bail!("OPENCRANE_API_TOKEN is too short to be a secret (fewer than 16 characters)");
         }

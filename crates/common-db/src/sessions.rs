@@ -168,27 +168,30 @@ pub async fn insert_record(db: impl PgExecutor<'_>, record: &RecordRow) -> Resul
     Ok(done.rows_affected() == 1)
 }
 
-/// Writes a record.
-pub async fn save_record(db: impl PgExecutor<'_>, record: &RecordRow) -> Result<()> {
+/// Writes an existing record; `false` when there is none (the session was ended — signed out,
+/// revoked, swept — while a request holding it was in flight: it stays ended, never re-created).
+pub async fn save_record(db: impl PgExecutor<'_>, record: &RecordRow) -> Result<bool> {
     // language=PostgreSQL
-    sqlx::query!(
-        r#"INSERT INTO tower_sessions.session (id, data, expiry_date) VALUES ($1, $2, $3)
-           ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, expiry_date = EXCLUDED.expiry_date"#,
+    let done = sqlx::query!(
+        "UPDATE tower_sessions.session SET data = $2, expiry_date = $3 WHERE id = $1",
         record.id,
         record.data,
         record.expiry_date,
     )
     .execute(db)
     .await?;
-    Ok(())
+    Ok(done.rows_affected() == 1)
 }
 
-/// An unexpired record.
+/// An unexpired record that is in the sessions index (a record without its index row is not a
+/// session anybody can see or end, so it is not one at all).
 pub async fn load_record(db: impl PgExecutor<'_>, id: &str) -> Result<Option<RecordRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         RecordRow,
-        "SELECT id, data, expiry_date FROM tower_sessions.session WHERE id = $1 AND expiry_date > now()",
+        "SELECT s.id, s.data, s.expiry_date FROM tower_sessions.session s
+         JOIN user_sessions u ON u.session_id = s.id
+         WHERE s.id = $1 AND s.expiry_date > now() AND u.expires_at > now()",
         id,
     )
     .fetch_optional(db)

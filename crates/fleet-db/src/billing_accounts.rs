@@ -99,7 +99,8 @@ pub struct CustomerAccount {
     pub time_zone: String,
 }
 
-/// Every customer with its billing account, by name (one statement).
+/// Every customer with its billing account, by name (one statement: a hash join of the owners
+/// who have an account, not a lookup per customer).
 pub async fn customer_accounts(db: impl PgExecutor<'_>) -> Result<Vec<CustomerAccount>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
@@ -108,11 +109,11 @@ pub async fn customer_accounts(db: impl PgExecutor<'_>) -> Result<Vec<CustomerAc
                   a.id AS "account_id?", a.display_name AS account_name, a.email AS account_email,
                   COALESCE(a.time_zone, 'UTC') AS "time_zone!"
            FROM cluster_tenants c
-           LEFT JOIN LATERAL (
-               SELECT b.id, b.display_name, b.email, b.time_zone FROM org_memberships m
-               JOIN billing_accounts b ON b.subject = m.subject
-               WHERE m.cluster_tenant = c.name AND m.role = 'owner'
-               ORDER BY m.created_at, m.subject LIMIT 1) a ON true
+           LEFT JOIN (
+               SELECT DISTINCT ON (m.cluster_tenant) m.cluster_tenant, b.id, b.display_name, b.email, b.time_zone
+               FROM org_memberships m JOIN billing_accounts b ON b.subject = m.subject
+               WHERE m.role = 'owner'
+               ORDER BY m.cluster_tenant, m.created_at, m.subject) a ON a.cluster_tenant = c.name
            ORDER BY c.name"#
     )
     .fetch_all(db)

@@ -307,8 +307,45 @@ async fn silo_credential_principal(
     Ok(holder.map(|name| Principal::silo(&name)))
 }
 
+/// Whether `host` (a `Host` header: a name and an optional port) names this machine's loopback
+/// in a way no outside DNS can: `localhost` and its subdomains (RFC 6761: browsers resolve them
+/// to loopback themselves), `127.0.0.1`, `[::1]`.
+pub fn loopback_host(host: &str) -> bool {
+    let is_port = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = host.strip_prefix('[') {
+        let Some((inside, after)) = rest.split_once(']') else { return false };
+        return inside == "::1" && (after.is_empty() || after.strip_prefix(':').is_some_and(is_port));
+    }
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if is_port(port) => name,
+        Some(_) => return false,
+        None => host,
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost") || name == "127.0.0.1"
+}
+
 /// The authentication middleware (state: the role's pool and settings).
 pub async fn authenticate(State((auth, pool)): State<(AuthConfig, PgPool)>, mut req: Request, next: Next) -> Response {
+    // The development identity signs in whoever reaches the server; a page on another site that
+    // rebinds its own name to 127.0.0.1 would reach it too. In dev, only loopback names are served.
+    if auth.0.dev_identity {
+        // HTTP/2 carries it as the authority; a request with neither is no browser's.
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .map(|h| h.to_str().unwrap_or("\u{0}").to_owned())
+            .or_else(|| req.uri().authority().map(ToString::to_string));
+        if host.is_some_and(|h| !loopback_host(&h)) {
+            return envelope(
+                StatusCode::MISDIRECTED_REQUEST,
+                "MISDIRECTED_REQUEST",
+                "In development this server answers only for localhost, 127.0.0.1 and [::1].",
+                &request_id_of(&req),
+                &FieldErrors::new(),
+            );
+        }
+    }
     let bearer = req.headers().get(header::AUTHORIZATION).map(|v| {
         v.to_str().ok().and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))).map(str::trim)
     });
@@ -381,6 +418,40 @@ async fn session_user(auth: &AuthConfig, pool: &PgPool, session: &Session) -> Re
     }
     let principal = session_principal(pool, &auth.0.scope, &stored.user).await.map_err(|_| ())?;
     Ok(Some((principal, id)))
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::loopback_host;
+
+    #[test]
+    fn only_loopback_names_pass_in_dev() {
+        for good in [
+            "localhost",
+            "localhost:3000",
+            "127.0.0.1",
+            "127.0.0.1:3000",
+            "[::1]",
+            "[::1]:3000",
+            "demo.localhost:3901",
+            "LOCALHOST.",
+        ] {
+            assert!(loopback_host(good), "{good}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:3000",
+            "127.0.0.1.nip.io",
+            "localhost.evil.example",
+            "[::2]:3000",
+            "[::1]x",
+            "127.0.0.2",
+            "",
+            "localhost:http",
+        ] {
+            assert!(!loopback_host(bad), "{bad}");
+        }
+    }
 }
 
 #[cfg(test)]

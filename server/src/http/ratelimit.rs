@@ -1,13 +1,17 @@
-//! A per-client token bucket for the sign-in routes, keyed by the client's address. Behind a
-//! reverse proxy, the address comes from `X-Forwarded-For` only when the direct peer is one of the
-//! configured trusted proxies, so a client cannot pick its own key.
+//! A per-client token bucket for the sign-in routes, keyed by the client's address (IPv6 by its
+//! /64: one host holds a whole /64). Behind a reverse proxy, the address comes from
+//! `X-Forwarded-For` only when the direct peer is one of the configured trusted proxies, so a
+//! client cannot pick its own key. At most [`CAPACITY`] clients are remembered, least recently
+//! seen forgotten first, so every request costs the same whatever the number of addresses seen.
 
 use std::{
-    collections::HashMap,
-    net::{IpAddr, SocketAddr},
+    net::{IpAddr, Ipv6Addr, SocketAddr},
+    num::NonZeroUsize,
     sync::{Arc, Mutex},
     time::Instant,
 };
+
+use lru::LruCache;
 
 use axum::{
     extract::{ConnectInfo, Request},
@@ -86,10 +90,27 @@ struct Bucket {
     updated: Instant,
 }
 
+/// How many clients the limiter remembers. A forgotten client comes back with a full bucket, so
+/// forgetting never locks anyone out; one flooding from more addresses than this only resets
+/// buckets, each of which still allows no more than a burst.
+pub const CAPACITY: usize = 50_000;
+
+/// The bucket key of a client address: IPv4 as it is (an IPv4-mapped IPv6 address as its IPv4),
+/// IPv6 by its /64.
+fn key(ip: Option<IpAddr>) -> Option<IpAddr> {
+    ip.map(|ip| match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+        v4 @ IpAddr::V4(_) => v4,
+    })
+}
+
 /// A token bucket per key: `burst` requests at once, refilled at `per_second`.
 #[derive(Clone, Debug)]
 pub struct RateLimiter {
-    buckets: Arc<Mutex<HashMap<Option<IpAddr>, Bucket>>>,
+    buckets: Arc<Mutex<LruCache<Option<IpAddr>, Bucket>>>,
     burst: f64,
     per_second: f64,
 }
@@ -97,19 +118,29 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// A limiter allowing `burst` requests at once and `per_minute` sustained.
     pub fn new(burst: u32, per_minute: u32) -> Self {
-        Self { buckets: Arc::default(), burst: f64::from(burst), per_second: f64::from(per_minute) / 60.0 }
+        Self::with_capacity(burst, per_minute, CAPACITY)
     }
 
-    /// Takes one token for `key`; `false` when the client is over its limit.
-    pub fn allow(&self, key: Option<IpAddr>) -> bool {
+    /// The same, remembering at most `capacity` clients.
+    pub fn with_capacity(burst: u32, per_minute: u32, capacity: usize) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        Self {
+            buckets: Arc::new(Mutex::new(LruCache::new(capacity))),
+            burst: f64::from(burst),
+            per_second: f64::from(per_minute) / 60.0,
+        }
+    }
+
+    /// How many clients it remembers now.
+    pub fn remembered(&self) -> usize {
+        self.buckets.lock().map_or(0, |b| b.len())
+    }
+
+    /// Takes one token for `client`; `false` when the client is over its limit. Constant time.
+    pub fn allow(&self, client: Option<IpAddr>) -> bool {
         let Ok(mut buckets) = self.buckets.lock() else { return true };
         let now = Instant::now();
-        if buckets.len() > 10_000 {
-            // Forget clients that have been idle long enough to be full again.
-            let full_after = self.burst / self.per_second.max(f64::EPSILON);
-            buckets.retain(|_, b| now.duration_since(b.updated).as_secs_f64() < full_after);
-        }
-        let bucket = buckets.entry(key).or_insert(Bucket { tokens: self.burst, updated: now });
+        let bucket = buckets.get_or_insert_mut(key(client), || Bucket { tokens: self.burst, updated: now });
         let elapsed = now.duration_since(bucket.updated).as_secs_f64();
         bucket.tokens = (bucket.tokens + elapsed * self.per_second).min(self.burst);
         bucket.updated = now;
@@ -163,5 +194,31 @@ mod tests {
         assert!((0..3).all(|_| limiter.allow(a)));
         assert!(!limiter.allow(a));
         assert!(limiter.allow(b), "another client has its own bucket");
+    }
+
+    #[test]
+    fn an_ipv6_host_is_one_client_per_64_and_memory_stays_bounded() {
+        let limiter = RateLimiter::new(2, 1);
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let same_64: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        assert!(limiter.allow(Some(a)) && limiter.allow(Some(same_64)));
+        assert!(!limiter.allow(Some(a)), "the /64 shares one bucket");
+        assert!(limiter.allow(Some("2001:db8:1:3::1".parse().unwrap())), "the next /64 is another client");
+        let mapped: IpAddr = "::ffff:1.2.3.4".parse().unwrap();
+        assert_eq!(key(Some(mapped)), Some("1.2.3.4".parse().unwrap()));
+
+        // 200,000 distinct addresses: the limiter remembers no more than its capacity, and a
+        // client over its limit is still refused afterwards.
+        let limiter = RateLimiter::with_capacity(1, 1, 1_000);
+        let victim = Some("9.9.9.9".parse().unwrap());
+        assert!(limiter.allow(victim));
+        assert!(!limiter.allow(victim));
+        for i in 0..200_000u32 {
+            limiter.allow(Some(IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i))));
+            assert!(limiter.remembered() <= 1_000);
+        }
+        assert_eq!(limiter.remembered(), 1_000);
+        assert!(limiter.allow(victim), "a forgotten client comes back with a full bucket");
+        assert!(!limiter.allow(victim), "and is limited again");
     }
 }

@@ -554,3 +554,63 @@ async fn the_fleet_admits_each_sign_in_to_a_silo(pool: PgPool) {
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
     assert_eq!(sessions(&silo_db).await, 2);
 }
+
+/// A session ended while a request holding it is in flight stays ended: the request saves its
+/// record at its end, and that save only updates an existing record (an upsert re-created it,
+/// outside the sessions index, signed in again). A record without its index row never loads.
+#[sqlx::test(migrations = false)]
+async fn a_session_ended_during_a_request_stays_ended(pool: PgPool) {
+    use tower_sessions::{SessionStore as _, session::Id};
+    let db = support::fleet_db(&pool).await;
+    let cookie = support::session_cookie(&db, "otto", false, false).await;
+    let id: Id = cookie.split_once('=').unwrap().1.parse().unwrap();
+    let store = opencrane::http::auth::store::PgSessionStore::new(db.clone());
+    // The request in flight has loaded its session…
+    let held = store.load(&id).await.unwrap().expect("the session loads");
+    // …the person signs out everywhere meanwhile…
+    assert_eq!(opencrane_common_db::sessions::delete_for_subject(&db, "otto", None).await.unwrap().len(), 1);
+    // …and the request ends, saving what it holds.
+    store.save(&held).await.unwrap();
+    let records: i64 = sqlx::query_scalar("SELECT count(*) FROM tower_sessions.session WHERE id = $1")
+        .bind(id.to_string())
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(records, 0, "the ended session was not re-created");
+    assert!(store.load(&id).await.unwrap().is_none());
+    let fleet = support::fleet_signed_in(db.clone());
+    let me = support::send_as(&fleet, Method::GET, "/api/v1/auth/me", None, &support::browser(&cookie)).await;
+    assert_eq!(me.json()["authenticated"], false, "{}", me.text);
+
+    // A record whose index row is gone (written around the index) is no session.
+    let orphan = support::session_cookie(&db, "mia", false, false).await;
+    let orphan_id = orphan.split_once('=').unwrap().1.to_owned();
+    sqlx::query("DELETE FROM user_sessions WHERE session_id = $1").bind(&orphan_id).execute(&db).await.unwrap();
+    assert!(store.load(&orphan_id.parse().unwrap()).await.unwrap().is_none());
+    let me = support::send_as(&fleet, Method::GET, "/api/v1/auth/me", None, &support::browser(&orphan)).await;
+    assert_eq!(me.json()["authenticated"], false, "{}", me.text);
+}
+
+/// Dev mode's loopback identity is not reachable through DNS rebinding: with the development
+/// identity on, a request naming any other host is refused (421) before anyone is signed in.
+#[sqlx::test(migrations = false)]
+async fn the_development_identity_answers_loopback_names_only(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db, support::Features::default(), true);
+    for (host, status) in [
+        ("127.0.0.1:3000", StatusCode::OK),
+        ("localhost:3000", StatusCode::OK),
+        ("[::1]:3000", StatusCode::OK),
+        ("demo.localhost:3001", StatusCode::OK),
+        ("rebound.attacker.example:3000", StatusCode::MISDIRECTED_REQUEST),
+        ("127.0.0.1.nip.io", StatusCode::MISDIRECTED_REQUEST),
+    ] {
+        let reply = support::send_as(&fleet, Method::GET, "/api/v1/auth/me", None, &[("host", host.to_owned())]).await;
+        assert_eq!(reply.status, status, "{host}: {}", reply.text);
+        if status == StatusCode::OK {
+            assert_eq!(reply.json()["user"]["sub"], "dev-local-subject", "{}", reply.text);
+        } else {
+            assert_eq!(reply.json()["code"], "MISDIRECTED_REQUEST");
+        }
+    }
+}

@@ -17,7 +17,10 @@ use opencrane_fleet_db::{
     month_totals::{self, MonthTotal},
 };
 
-use super::{book::Book, usage::today_in};
+use super::{
+    book::{Book, by_customer},
+    usage::today_in,
+};
 use crate::{
     authz::{Action, authorize},
     error::AppError,
@@ -81,16 +84,11 @@ struct Figures<'a> {
 
 /// `name`'s month: its final statement, else its kept figures, else — never priced: no usage
 /// reported that month — its plan's charges on no usage (the monthly minimum).
-fn figures<'a>(
-    book: &Book,
-    kept: &'a HashMap<(String, NaiveDate), MonthTotal>,
-    name: &str,
-    month: NaiveDate,
-) -> Figures<'a> {
+fn figures<'a>(book: &Book, kept: &'a HashMap<String, Vec<MonthTotal>>, name: &str, month: NaiveDate) -> Figures<'a> {
     if let Some(f) = book.final_of(name, month) {
         return Figures { total: f.total, currency: f.currency.clone(), status: "final", so_far: None, kept: None };
     }
-    if let Some(k) = kept.get(&(name.to_owned(), month)) {
+    if let Some(k) = kept.get(name).and_then(|months| months.iter().find(|k| k.month == month)) {
         let so_far = statement::SoFar {
             month,
             usage: k.usage_amount,
@@ -134,12 +132,10 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
     let trend_from = first.checked_sub_months(Months::new(TREND_MONTHS - 1)).unwrap_or(first);
 
     let book = Book::plans_of_all(&state.pool, trend_from, first).await.or_fail(caller)?;
-    let kept: HashMap<(String, NaiveDate), MonthTotal> = month_totals::in_months(&state.pool, trend_from, first)
-        .await
-        .or_fail(caller)?
-        .into_iter()
-        .map(|t| ((t.cluster_tenant.clone(), t.month), t))
-        .collect();
+    let kept: HashMap<String, Vec<MonthTotal>> =
+        by_customer(month_totals::in_months(&state.pool, trend_from, first).await.or_fail(caller)?, |t| {
+            &t.cluster_tenant
+        });
     let customers = billing_accounts::customer_accounts(&state.pool).await.or_fail(caller)?;
     let may_read = |name: &str| authorize(Some(principal), Action::ReadBilling(name)).is_ok();
     let figures = |name: &str, month: NaiveDate| figures(&book, &kept, name, month);
@@ -147,7 +143,7 @@ pub async fn overview(state: &AppState, caller: &Caller, query: BillingQuery) ->
     // Every customer in scope, the deleted ones with billing history included.
     let known: BTreeSet<&str> = customers.iter().map(|c| c.cluster_tenant.as_str()).collect();
     let deleted: BTreeSet<&str> =
-        kept.keys().chain(book.finals.keys()).map(|(n, _)| n.as_str()).filter(|n| !known.contains(n)).collect();
+        kept.keys().chain(book.finals.keys()).map(String::as_str).filter(|n| !known.contains(n)).collect();
     let mut priced: Vec<Priced> = Vec::new();
     let rows = customers
         .iter()

@@ -42,8 +42,23 @@ pub struct Book {
     pub assignments: HashMap<String, Vec<AssignmentRow>>,
     /// Usage days by customer, oldest first.
     pub days: HashMap<String, Vec<Day>>,
-    /// Final statements by customer and month (first day).
-    pub finals: HashMap<(String, NaiveDate), FinalTotal>,
+    /// Final statements by customer, oldest first.
+    pub finals: HashMap<String, Vec<FinalTotal>>,
+}
+
+/// `rows` grouped by customer, in their order.
+pub fn by_customer<T>(rows: Vec<T>, name: impl Fn(&T) -> &String) -> HashMap<String, Vec<T>> {
+    let mut out: HashMap<String, Vec<T>> = HashMap::new();
+    for row in rows {
+        match out.get_mut(name(&row)) {
+            Some(list) => list.push(row),
+            None => {
+                let key = name(&row).clone();
+                out.insert(key, vec![row]);
+            }
+        }
+    }
+    out
 }
 
 fn day(usage: usage::DayUsage, on: NaiveDate) -> Day {
@@ -67,7 +82,7 @@ impl Book {
             plans: plan_db::list(&mut *conn).await?,
             assignments: HashMap::from([(name.to_owned(), plan_db::assignments(&mut *conn, name).await?)]),
             days: HashMap::from([(name.to_owned(), days.into_iter().map(|d| day(d.usage, d.day)).collect())]),
-            finals: finals.into_iter().map(|f| ((f.cluster_tenant.clone(), f.month), f)).collect(),
+            finals: by_customer(finals, |f| &f.cluster_tenant),
         })
     }
 
@@ -82,11 +97,7 @@ impl Book {
             plans: plan_db::list(pool).await?,
             assignments,
             days: HashMap::new(),
-            finals: statements::totals(pool, None, from, to)
-                .await?
-                .into_iter()
-                .map(|f| ((f.cluster_tenant.clone(), f.month), f))
-                .collect(),
+            finals: by_customer(statements::totals(pool, None, from, to).await?, |f| &f.cluster_tenant),
         })
     }
 
@@ -142,7 +153,7 @@ impl Book {
 
     /// The final statement of `name` for the month starting `first`.
     pub fn final_of(&self, name: &str, first: NaiveDate) -> Option<&FinalTotal> {
-        self.finals.get(&(name.to_owned(), first))
+        self.finals.get(name)?.iter().find(|f| f.month == first)
     }
 
     /// The draft of the month starting `first`: priced now, with the correction of the month

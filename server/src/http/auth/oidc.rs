@@ -403,7 +403,8 @@ pub fn group_claims(claims: &serde_json::Map<String, serde_json::Value>, policy:
     groups
 }
 
-/// Applies the sign-in policy: refuse unverified emails and addresses outside the allow-lists;
+/// Applies the sign-in policy: refuse unverified emails and, when there are allow-lists, any
+/// address not verified or outside them;
 /// decide whether the person is a platform operator (groups, or the verified seed email; nobody
 /// when both are unset).
 pub fn apply_policy(user: &mut VerifiedUser, policy: &SignInPolicy) -> Result<(), LoginError> {
@@ -412,11 +413,14 @@ pub fn apply_policy(user: &mut VerifiedUser, policy: &SignInPolicy) -> Result<()
     }
     let email = user.email.as_deref().map(str::to_ascii_lowercase);
     if !policy.allowed_email_domains.is_empty() || !policy.allowed_emails.is_empty() {
-        let allowed = email.as_deref().is_some_and(|email| {
-            let domain = email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
-            policy.allowed_email_domains.iter().any(|d| d.eq_ignore_ascii_case(domain))
-                || policy.allowed_emails.iter().any(|e| e.eq_ignore_ascii_case(email))
-        });
+        // An allow-list is only as good as the address: one the provider does not say it
+        // verified (the claim absent) could be anybody's.
+        let allowed = user.email_verified == Some(true)
+            && email.as_deref().is_some_and(|email| {
+                let domain = email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+                policy.allowed_email_domains.iter().any(|d| d.eq_ignore_ascii_case(domain))
+                    || policy.allowed_emails.iter().any(|e| e.eq_ignore_ascii_case(email))
+            });
         if !allowed {
             return Err(LoginError::Refused("Your account is not allowed to sign in here."));
         }
@@ -493,6 +497,14 @@ mod tests {
         assert!(apply_policy(&mut user("a@EXAMPLE.com", Some(true), &[]), &policy).is_ok());
         assert!(apply_policy(&mut user("guest@partner.io", Some(true), &[]), &policy).is_ok());
         assert!(apply_policy(&mut user("x@partner.io", Some(true), &[]), &policy).is_err());
+        assert!(
+            apply_policy(&mut user("a@example.com", None, &[]), &policy).is_err(),
+            "an address not known to be verified does not pass an allow-list"
+        );
+        assert!(
+            apply_policy(&mut user("a@example.com", None, &[]), &SignInPolicy::default()).is_ok(),
+            "without one it may"
+        );
         let mut no_email = user("", None, &[]);
         no_email.email = None;
         assert!(apply_policy(&mut no_email, &policy).is_err());

@@ -59,8 +59,14 @@ impl SessionStore for PgSessionStore {
         }
     }
 
+    /// Updates the record only: a session ended while a request held it stays ended (an upsert
+    /// here would bring it back, outside the sessions index).
     async fn save(&self, record: &Record) -> Result<()> {
-        db::save_record(&self.pool, &encode(record)?).await.map_err(|e| backend(&e))
+        let saved = db::save_record(&self.pool, &encode(record)?).await.map_err(|e| backend(&e))?;
+        if !saved {
+            tracing::debug!("a session ended while a request held it; not saved");
+        }
+        Ok(())
     }
 
     async fn load(&self, id: &Id) -> Result<Option<Record>> {
