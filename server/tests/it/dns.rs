@@ -180,8 +180,8 @@ async fn the_platform_issuer_is_for_operators_and_its_token_never_comes_back(poo
         Some(&form),
         &[
             ("content-type", "application/x-www-form-urlencoded"),
-            ("host", "console.test"),
-            ("origin", "https://console.test"),
+            ("host", "localhost:3000"),
+            ("origin", "https://localhost:3000"),
             ("sec-fetch-site", "same-origin"),
             ("accept", "text/html"),
         ],
