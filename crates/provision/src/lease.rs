@@ -66,6 +66,8 @@ impl Elector {
         };
         let spec = current.spec.clone().unwrap_or_default();
         let mine = spec.holder_identity.as_deref() == Some(self.identity.as_str());
+        // Released by its last holder (no holder): free at once.
+        let released = spec.holder_identity.as_deref().is_none_or(str::is_empty);
         let expired = match (&spec.renew_time, spec.lease_duration_seconds) {
             (Some(renewed), Some(seconds)) => {
                 let age = k8s_openapi::jiff::Timestamp::now().duration_since(renewed.0);
@@ -73,7 +75,7 @@ impl Elector {
             }
             _ => true,
         };
-        if !mine && !expired {
+        if !mine && !expired && !released {
             return Ok(false);
         }
         let transitions = spec.lease_transitions.unwrap_or(0) + i32::from(!mine);
@@ -91,8 +93,34 @@ impl Elector {
         }
     }
 
+    /// Gives the lease up if this candidate holds it (no holder: the next candidate takes it at
+    /// once instead of waiting out the lease, as a rolling update would). `Ok(true)` when it held
+    /// it; a concurrent change (409) leaves it to that writer.
+    pub async fn release(&self) -> Result<bool, kube::Error> {
+        let Some(current) = self.api.get_opt(&self.name).await? else { return Ok(false) };
+        let spec = current.spec.clone().unwrap_or_default();
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return Ok(false);
+        }
+        let mut next = current;
+        next.spec = Some(LeaseSpec {
+            holder_identity: None,
+            acquire_time: None,
+            renew_time: Some(micro_now()),
+            lease_duration_seconds: Some(1),
+            lease_transitions: spec.lease_transitions,
+            ..LeaseSpec::default()
+        });
+        match self.api.replace(&self.name, &PostParams::default(), &next).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Runs `work` while this candidate holds the lease; stops it when the lease is lost (and
-    /// competes again), and returns when `shutdown` resolves.
+    /// competes again), and returns when `shutdown` resolves — releasing the lease first when it
+    /// leads, so another replica takes over without waiting out the lease.
     pub async fn run_while_leader<F, Fut>(&self, mut work: F, shutdown: impl Future<Output = ()>)
     where
         F: FnMut() -> Fut,
@@ -128,7 +156,13 @@ impl Elector {
                 }
             };
             tokio::select! {
-                () = &mut shutdown => return,
+                () = &mut shutdown => {
+                    match self.release().await {
+                        Ok(released) => tracing::info!(identity = %self.identity, released, "leadership handed back"),
+                        Err(err) => tracing::warn!(error = %err, "could not release the lease; it expires by itself"),
+                    }
+                    return;
+                }
                 () = work() => return,
                 () = renewals => tracing::warn!(identity = %self.identity, "lost the lease; provisioning stops here"),
             }

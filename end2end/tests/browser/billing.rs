@@ -34,7 +34,7 @@ fn an_operator_defines_a_plan_assigns_it_and_downloads_the_statement() {
     assert!(browser.find("#billing-plans tr[data-plan='Team']").is_some());
 
     // The demo customer goes on it from its billing page.
-    browser.click(&browser.wait("a[aria-label='Billing of demo']"));
+    browser.click(&browser.wait("a[aria-label='Open the billing of demo']"));
     wait_for("the customer's billing page", || browser.find("#assign-plan").map(|_| ()));
     browser.click(&browser.wait("#assign-plan-plan option[value='Team']"));
     browser.click(&browser.wait("#assign-plan button[type=submit]"));

@@ -275,7 +275,7 @@ fn Row(row: BillingRow, month: String) -> impl IntoView {
                 {row.forecast.as_deref().map_or_else(|| "—".to_owned(), |f| money(f, currency))}
             </td>
             <td>{status}</td>
-            <td><a class="btn small" href=href aria-label=format!("Billing of {}", row.cluster_tenant)>"Open"</a></td>
+            <td><a class="btn small" href=href aria-label=format!("Open the billing of {}", row.cluster_tenant)>"Open"</a></td>
         </tr>
     }
 }

@@ -1,5 +1,6 @@
 //! Leader election against the fake API server (`opencrane-fake-kube`): exactly one holder, no
-//! takeover before expiry, takeover after it, and a concurrent race has one winner.
+//! takeover before expiry, takeover after it, a concurrent race has one winner, and a leader
+//! that shuts down hands the lease back at once.
 
 use std::time::Duration;
 
@@ -55,4 +56,28 @@ async fn work_runs_only_while_leading() {
         )
         .await;
     assert!(!started.load(std::sync::atomic::Ordering::SeqCst), "a candidate that does not hold the lease never works");
+}
+
+#[tokio::test]
+async fn a_leader_shutting_down_hands_the_lease_over_at_once() {
+    let (_fake, client) = setup().await;
+    // A long lease: without the release, the candidate would wait five minutes.
+    let lease = Duration::from_secs(300);
+    let leader = Elector::new(client.clone(), "opencrane-system", "handover", "pod-a", lease);
+    let candidate = Elector::new(client.clone(), "opencrane-system", "handover", "pod-b", lease);
+    assert!(!candidate.release().await.unwrap(), "nothing to release before anyone holds it");
+    let worked = std::sync::atomic::AtomicBool::new(false);
+    leader
+        .run_while_leader(
+            || async {
+                worked.store(true, std::sync::atomic::Ordering::SeqCst);
+                std::future::pending::<()>().await;
+            },
+            tokio::time::sleep(Duration::from_millis(200)),
+        )
+        .await;
+    assert!(worked.load(std::sync::atomic::Ordering::SeqCst), "it led");
+    assert!(candidate.try_acquire_or_renew().await.unwrap(), "released on shutdown: taken over at once");
+    assert!(!leader.release().await.unwrap(), "a former holder releases nothing");
+    assert!(!leader.try_acquire_or_renew().await.unwrap(), "and the new holder keeps it");
 }
