@@ -57,6 +57,7 @@ pub fn BillingPage() -> impl IntoView {
                         return view! { <crate::pages::shared::NotFound /> }.into_any();
                     }
                     let operator = can(current_principal().as_ref(), Action::ManageBilling);
+                    let filtered = query.q.is_some() || query.plan.is_some() || query.status.is_some();
                     let overview = billing_overview(query).await;
                     let plans = if operator { Some(billing_plans().await) } else { None };
                     let account = my_billing_account().await;
@@ -73,7 +74,8 @@ pub fn BillingPage() -> impl IntoView {
                         <PageHeader title="Billing" description=description />
                         {notice}
                         {match overview {
-                            Ok(o) if operator || o.total > 0 => view! { <Overview overview=o /> }.into_any(),
+                            // Non-operators without customers of their own see only their account.
+                            Ok(o) if operator || filtered || o.total > 0 => view! { <Overview overview=o /> }.into_any(),
                             Ok(_) => ().into_any(),
                             Err(error) => view! { <ErrorView error /> }.into_any(),
                         }}
