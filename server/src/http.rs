@@ -24,7 +24,7 @@ use tower_http::{
     limit::RequestBodyLimitLayer,
     request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
     set_header::SetResponseHeaderLayer,
-    trace::{DefaultOnResponse, TraceLayer},
+    trace::TraceLayer,
 };
 use tower_sessions::{Expiry, SessionManagerLayer, cookie::SameSite};
 use tracing::Level;
@@ -71,9 +71,23 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
                 .make_span_with(|req: &Request<_>| {
                     let id =
                         req.headers().get(app::state::REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                    let path = req.uri().path();
+                    // Probes arrive every few seconds: their requests are logged at DEBUG only.
+                    if matches!(path, "/healthz" | "/readyz") {
+                        tracing::debug_span!("probe", method = %req.method(), path = %path, request_id = %id)
+                    } else {
+                        tracing::info_span!("request", method = %req.method(), path = %path, request_id = %id)
+                    }
                 })
-                .on_response(DefaultOnResponse::new().level(Level::INFO).latency_unit(tower_http::LatencyUnit::Millis)),
+                .on_response(|res: &axum::http::Response<_>, latency: std::time::Duration, span: &tracing::Span| {
+                    let quiet = span.metadata().is_none_or(|m| *m.level() > Level::INFO);
+                    let (status, latency) = (res.status().as_u16(), format!("{} ms", latency.as_millis()));
+                    if quiet {
+                        tracing::debug!(%latency, status, "finished processing request");
+                    } else {
+                        tracing::info!(%latency, status, "finished processing request");
+                    }
+                }),
         )
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(SetResponseHeaderLayer::if_not_present(
