@@ -688,7 +688,11 @@ fn query_parameters(method: &str, path: &str) -> Vec<Value> {
                 json!({ "type": "string", "format": "date" }),
                 "The first day (default: 30 days before `to`)",
             ),
-            param("to", json!({ "type": "string", "format": "date" }), "The last day (default: today, UTC)"),
+            param(
+                "to",
+                json!({ "type": "string", "format": "date" }),
+                "The last day (default: today in the customer's billing time zone)",
+            ),
         ],
         ("get", "/billing/customers") => vec![
             param("month", text(), "The calendar month, YYYY-MM (default: this month, UTC)"),
@@ -710,7 +714,11 @@ fn query_parameters(method: &str, path: &str) -> Vec<Value> {
                 json!({ "type": "string", "format": "date" }),
                 "The first day (default: 30 days before `to`)",
             ),
-            param("to", json!({ "type": "string", "format": "date" }), "The last day (default: today, UTC)"),
+            param(
+                "to",
+                json!({ "type": "string", "format": "date" }),
+                "The last day (default: today in the customer's billing time zone)",
+            ),
         ],
         ("delete", "/cluster-tenants/{name}") => vec![param(
             "terminationPolicy",
