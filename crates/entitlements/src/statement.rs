@@ -227,23 +227,6 @@ pub fn with_correction(mut statement: Statement, of_month: NaiveDate, delta: Mic
     statement
 }
 
-/// A forecast of an open month's total, labelled as one wherever it is shown: what the usage
-/// lines (seats and spend) came to over the first `elapsed` days, extended linearly to the whole
-/// month and rounded to cents, plus the statement's corrections, and at least the monthly minimum
-/// of the plan in force at the month's end (`minimum`). A closed or finished month (`elapsed` at
-/// or past its length) forecasts its total.
-pub fn forecast(statement: &Statement, elapsed: i64, minimum: Option<Micros>) -> Micros {
-    let sum = |kinds: &[LineKind]| statement.lines.iter().filter(|l| kinds.contains(&l.kind)).map(|l| l.amount).sum();
-    let so_far = SoFar {
-        month: statement.month,
-        usage: sum(&[LineKind::Seats, LineKind::Spend]),
-        corrections: sum(&[LineKind::Correction]),
-        total: statement.total,
-        minimum,
-    };
-    so_far.forecast(elapsed)
-}
-
 /// An open month's figures so far, as kept between reports: enough to forecast its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SoFar {
@@ -260,7 +243,24 @@ pub struct SoFar {
 }
 
 impl SoFar {
-    /// The forecast after `elapsed` days (see [`forecast`]).
+    /// `statement`'s figures so far (its seat and spend lines, its corrections, its total), with
+    /// the `minimum` of the plan in force at the month's end.
+    pub fn of(statement: &Statement, minimum: Option<Micros>) -> Self {
+        let sum =
+            |kinds: &[LineKind]| statement.lines.iter().filter(|l| kinds.contains(&l.kind)).map(|l| l.amount).sum();
+        Self {
+            month: statement.month,
+            usage: sum(&[LineKind::Seats, LineKind::Spend]),
+            corrections: sum(&[LineKind::Correction]),
+            total: statement.total,
+            minimum,
+        }
+    }
+
+    /// A forecast of the month's total after `elapsed` days, labelled as one wherever it is
+    /// shown: the usage lines (seats and spend) so far extended linearly to the whole month and
+    /// rounded to cents, at least the monthly minimum, plus the corrections. A closed or finished
+    /// month (`elapsed` at or past its length, or none) forecasts its total.
     pub fn forecast(&self, elapsed: i64) -> Micros {
         let (first, last) = month_bounds(self.month);
         let length = (last - first).num_days() + 1;
@@ -396,16 +396,16 @@ mod tests {
         let days: Vec<Day> = month_of(3, &[]).into_iter().take(10).collect();
         let so_far = compute(date(11, 1), &periods, &days);
         assert_eq!(so_far.total, 30_000_000);
-        assert_eq!(forecast(&so_far, 10, None), 90_000_000);
+        assert_eq!(SoFar::of(&so_far, None).forecast(10), 90_000_000);
         // The minimum is a floor on the forecast, not added to it.
-        assert_eq!(forecast(&so_far, 10, Some(100_000_000)), 100_000_000);
-        assert_eq!(forecast(&so_far, 10, Some(50_000_000)), 90_000_000);
+        assert_eq!(SoFar::of(&so_far, Some(100_000_000)).forecast(10), 100_000_000);
+        assert_eq!(SoFar::of(&so_far, Some(50_000_000)).forecast(10), 90_000_000);
         // A correction is not extended: it is added once.
         let corrected = with_correction(so_far.clone(), date(10, 1), -5_000_000);
-        assert_eq!(forecast(&corrected, 10, None), 85_000_000);
+        assert_eq!(SoFar::of(&corrected, None).forecast(10), 85_000_000);
         // A finished month forecasts what it is.
-        assert_eq!(forecast(&so_far, 30, None), so_far.total);
-        assert_eq!(forecast(&so_far, 0, None), so_far.total);
+        assert_eq!(SoFar::of(&so_far, None).forecast(30), so_far.total);
+        assert_eq!(SoFar::of(&so_far, None).forecast(0), so_far.total);
     }
 
     proptest! {

@@ -161,33 +161,14 @@ async fn no_default_model_is_a_hint_not_an_error(pool: PgPool) {
 /// Health probes (every few seconds from the kubelet) are not logged at INFO; other requests are.
 #[sqlx::test(migrations = false)]
 async fn health_probes_are_not_logged_at_info(pool: PgPool) {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) =
+        support::Logs::capture(tracing_subscriber::filter::Targets::new().with_default(tracing::Level::INFO));
     let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), true);
     for path in ["/healthz", "/readyz"] {
         assert_eq!(send(&fleet, Method::GET, path, None, false).await.status, StatusCode::OK, "{path}");
     }
-    let logged = || String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
-    assert!(!logged().contains("finished processing request"), "probes are quiet: {}", logged());
+    assert!(!logs.text().contains("finished processing request"), "probes are quiet: {}", logs.text());
     send(&fleet, Method::GET, "/api/v1/openapi.json", None, false).await;
-    let text = logged();
+    let text = logs.text();
     assert!(text.contains("finished processing request") && text.contains("/api/v1/openapi.json"), "{text}");
 }

@@ -303,19 +303,6 @@ async fn suspending_a_user_ends_their_sessions_and_effective_access_counts_them(
 /// it runs is a `sqlx::query` event), captured on this thread.
 #[sqlx::test(migrations = false)]
 async fn the_groups_list_costs_two_statements_whatever_the_number_of_groups(pool: PgPool) {
-    use std::sync::{Arc, Mutex};
-    use tracing_subscriber::{filter::Targets, layer::SubscriberExt as _};
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let db = support::silo_db(&pool).await;
     let app = support::silo(db.clone(), false);
     for user in ["ana", "bo"] {
@@ -326,19 +313,14 @@ async fn the_groups_list_costs_two_statements_whatever_the_number_of_groups(pool
         let group = json!({ "name": format!("team-{i}"), "scope": "team", "members": ["ana", "bo"] });
         assert_eq!(call(&app, Method::POST, "/api/v1/groups", Some(group)).await.status, StatusCode::CREATED);
     }
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let capture = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
-    let subscriber = tracing_subscriber::registry()
-        .with(capture)
-        .with(Targets::new().with_target("sqlx::query", tracing::Level::DEBUG));
-    let guard = tracing::subscriber::set_default(subscriber);
+    let filter = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::DEBUG);
+    let (logs, guard) = support::Logs::capture(filter);
     let listed = call(&app, Method::GET, "/api/v1/groups", None).await;
     drop(guard);
     let groups = listed.json();
     assert_eq!(groups.as_array().map(Vec::len), Some(10), "{}", listed.text);
     assert!(groups.as_array().unwrap().iter().all(|g| g["members"] == json!(["ana", "bo"])), "{groups}");
-    let log = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
+    let log = logs.text();
     let statements = log.lines().filter(|l| l.contains("sqlx::query")).count();
     assert_eq!(statements, 2, "the groups, then every membership — not one more per group: {log}");
 }

@@ -259,3 +259,35 @@ pub async fn send_as(
     let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     send_with(router, method, path, body, &borrowed).await
 }
+
+/// Log lines captured on this thread (the tests' runtime is single-threaded, so a request's
+/// handlers log here), as `tracing_subscriber`'s plain format writes them.
+#[derive(Clone, Default)]
+pub struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    /// Captures what `filter` lets through until the guard is dropped.
+    pub fn capture(filter: tracing_subscriber::filter::Targets) -> (Self, tracing::subscriber::DefaultGuard) {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let logs = Self::default();
+        let writer = logs.clone();
+        let layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
+        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer).with(filter));
+        (logs, guard)
+    }
+
+    /// What was captured so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}

@@ -109,8 +109,7 @@ fn figures<'a>(book: &Book, kept: &'a HashMap<String, Vec<MonthTotal>>, name: &s
         return Figures { total: 0, currency: None, status: "draft", so_far: None, kept: None };
     }
     let unused = statement::compute(month, &periods, &[]);
-    let minimum = book.plan_on(name, statement::month_bounds(month).1).and_then(|p| p.monthly_minimum);
-    let so_far = statement::SoFar { month, usage: 0, corrections: 0, total: unused.total, minimum };
+    let so_far = statement::SoFar::of(&unused, book.minimum_of(name, month));
     Figures { total: unused.total, currency: unused.currency, status: "draft", so_far: Some(so_far), kept: None }
 }
 

@@ -11,7 +11,7 @@ use chrono::{Duration, NaiveDate};
 use opencrane_db::Result;
 use opencrane_entitlements::{
     Micros,
-    statement::{self, Day, LineKind, Plan, PlanPeriod, Statement},
+    statement::{self, Day, Plan, PlanPeriod, SoFar, Statement},
 };
 use opencrane_fleet_db::{
     month_totals::{self, MonthTotal},
@@ -104,18 +104,22 @@ impl Book {
     /// The month's figures as the overview keeps them.
     pub fn month_total(&self, name: &str, first: NaiveDate) -> MonthTotal {
         let draft = self.draft(name, first);
-        let sum = |kinds: &[LineKind]| draft.lines.iter().filter(|l| kinds.contains(&l.kind)).map(|l| l.amount).sum();
-        let last = statement::month_bounds(first).1;
+        let so_far = SoFar::of(&draft, self.minimum_of(name, first));
         MonthTotal {
             cluster_tenant: name.to_owned(),
             month: first,
-            usage_amount: sum(&[LineKind::Seats, LineKind::Spend]),
-            corrections: sum(&[LineKind::Correction]),
-            minimum: self.plan_on(name, last).and_then(|p| p.monthly_minimum),
+            usage_amount: so_far.usage,
+            corrections: so_far.corrections,
+            minimum: so_far.minimum,
             last_seats: self.days_in(name, first).last().and_then(|d| i32::try_from(d.seats).ok()),
             currency: draft.currency,
             total: draft.total,
         }
+    }
+
+    /// The monthly minimum of the plan in force on the last day of the month starting `first`.
+    pub fn minimum_of(&self, name: &str, first: NaiveDate) -> Option<Micros> {
+        self.plan_on(name, statement::month_bounds(first).1).and_then(|p| p.monthly_minimum)
     }
 
     /// `name`'s plan periods.
