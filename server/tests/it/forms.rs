@@ -602,6 +602,11 @@ async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
     assert!(theirs.text.contains(r#"data-customer="acme""#), "{}", theirs.text);
     assert!(!theirs.text.contains(r#"data-customer="beta""#) && !theirs.text.contains(r#"data-customer="gone""#));
     assert!(!theirs.text.contains(r#"id="billing-plans""#) && !theirs.text.contains(r#"id="billing-plan""#));
+    let nothing = send_as(&fleet, Method::GET, "/billing?q=zzz", None, &form_headers(&owner, "same-origin")).await;
+    assert!(
+        nothing.text.contains(r#"id="billing-overview""#) && nothing.text.contains("No customers match"),
+        "a search that matches nothing keeps its filters"
+    );
     let own_page = send_as(&fleet, Method::GET, "/billing/acme", None, &form_headers(&owner, "same-origin")).await;
     assert!(!own_page.text.contains(r#"id="assign-plan""#), "read-only for the owner");
 }
