@@ -169,6 +169,10 @@ pub struct HttpArgs {
     /// Directory holding the browser bundle (`pkg/opencrane.{js,wasm,css}`) and static files.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
+    /// Port of the Prometheus `/metrics` listener (same address as `--port`, nothing else on
+    /// it); 0 turns it off.
+    #[arg(long, env = "OPENCRANE_METRICS_PORT", default_value_t = 9090)]
+    pub metrics_port: u16,
 }
 
 /// The role's own database.

@@ -123,6 +123,10 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
     // The internal API for the silos, on a loopback port of its own (as in a cluster).
     let internal_listener = start::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "--port").await?;
     let internal_addr = internal_listener.local_addr()?;
+    // One process serves every role here, so one /metrics shows them all (by their `role` label).
+    let metrics_listener = start::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "--port").await?;
+    let metrics_addr = metrics_listener.local_addr()?;
+    tokio::spawn(crate::metrics::serve(metrics_listener, std::future::pending()));
     fleet::price_unpriced_months(&fleet_pool).await?;
     let mut fleet = fleet::fleet_state(
         start::leptos_options(&args.site_root, fleet_addr, Env::DEV),
@@ -241,6 +245,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
          New customers   are provisioned by the {provisioner} provisioner; “Open silo” on their page\n  \
          Signed in as    {who}\n  API token       {token}\n                  (in {tpath}; accepted as a bearer token in dev mode only)\n  \
          Try             curl -H \"Authorization: Bearer $(cat {tpath})\" http://{fleet_addr}/api/v1/cluster-tenants\n  \
+         Metrics         fleet http://{metrics_addr}/metrics (role=\"fleet\"), silos the same URL (role=\"silo\")\n  \
          PostgreSQL      127.0.0.1:{pg_port}, data in {pg_root}\nPress Ctrl-C to stop.\n",
         demo = demo_url.unwrap_or_else(|| "(not provisioned yet; see its page in the fleet console)".into()),
         silo = args.demo_silo,

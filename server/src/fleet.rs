@@ -219,6 +219,7 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     };
     let public = start::bind(addr, "--port").await?;
     let internal = start::bind(SocketAddr::new(args.http.bind, args.internal_port), "--internal-port").await?;
+    start::spawn_metrics(&args.http).await?;
     let served = start::serve_fleet_on(public, internal, state, auth, http::shutdown_signal()).await;
     let _ = stop_tx.send(true);
     let _ = provisioning.await;

@@ -120,6 +120,7 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
             fallback_shell,
         ))
         .layer(middleware::from_fn_with_state(role, guard::role_isolation))
+        .layer(middleware::from_fn(crate::metrics::label_route))
         .with_state(state.clone());
 
     // The layers below wrap the routed app as one service, so they see every request before
@@ -132,6 +133,7 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .layer(middleware::from_fn_with_state((auth.clone(), pool), auth::authenticate))
         .layer(Extension(auth))
         .layer(layers)
+        .layer(middleware::from_fn(move |req, next| crate::metrics::track(role, req, next)))
 }
 
 /// The fleet's internal API, served on its own port (`--internal-port`) and never through the
@@ -148,6 +150,7 @@ pub fn internal_router(state: AppState, auth: AuthConfig) -> Router {
         .route("/healthz", get(health::healthz))
         .nest("/api/internal", routes)
         .fallback(error::api_not_found)
+        .layer(middleware::from_fn(crate::metrics::label_route))
         .with_state(state)
         .layer(middleware::from_fn_with_state((auth.clone(), pool), auth::authenticate))
         .layer(Extension(auth))
@@ -160,6 +163,7 @@ pub fn internal_router(state: AppState, auth: AuthConfig) -> Router {
                 .layer(PropagateRequestIdLayer::new(request_id))
                 .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
         )
+        .layer(middleware::from_fn(|req, next| crate::metrics::track(Role::Fleet, req, next)))
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests

@@ -12,6 +12,7 @@ pub mod dev;
 pub mod fleet;
 pub mod http;
 pub mod links;
+pub mod metrics;
 pub mod silo;
 pub mod start;
 pub mod telemetry;
@@ -75,7 +76,7 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
         return platform_dns_render(args, &text);
     }
     let resource: opencrane_crd::cluster_tenant::ClusterTenant =
-        serde_yaml::from_str(&text).context("the file is not a ClusterTenant resource")?;
+        serde_yaml_ng::from_str(&text).context("the file is not a ClusterTenant resource")?;
     let name = resource.metadata.name.clone().unwrap_or_default();
     let generation = resource.metadata.generation.unwrap_or(1);
     let desired = opencrane_provision::spec::Desired::from_resource(&name, &resource.spec, generation)
@@ -83,12 +84,12 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
     let mut settings = opencrane_provision::build::ClusterSettings::new(args.base_domain.clone());
     settings.ingress_ip = args.ingress_ip;
     if args.release_values {
-        return write_stdout(&serde_yaml::to_string(&opencrane_provision::build::release_values(&desired))?);
+        return write_stdout(&serde_yaml_ng::to_string(&opencrane_provision::build::release_values(&desired))?);
     }
     let mut out = String::new();
     for object in opencrane_provision::build::all_objects(&desired, &settings) {
         out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(&object)?);
+        out.push_str(&serde_yaml_ng::to_string(&object)?);
     }
     write_stdout(&out)
 }
@@ -97,7 +98,7 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
 /// body, through the same validation (a bad field is an error naming it).
 fn platform_dns_render(args: &cli::ProvisionRenderArgs, text: &str) -> anyhow::Result<()> {
     use opencrane_provision::platform_dns::{self, IssuerRequest, IssuerSettings};
-    let request: IssuerRequest = serde_yaml::from_str(text).context("the file is not a platform DNS request")?;
+    let request: IssuerRequest = serde_yaml_ng::from_str(text).context("the file is not a platform DNS request")?;
     let settings = IssuerSettings {
         issuer_name: args.issuer_name.clone(),
         cert_manager_namespace: args.cert_manager_namespace.clone(),

@@ -17,7 +17,7 @@ use crate::{
         auth::{OrgClient, Scope, oidc::ClientConfig},
     },
     links,
-    start::{auth_config, leptos_options, open_database, serve_role, spawn_session_sweeper},
+    start::{self, auth_config, leptos_options, open_database, serve_role, spawn_session_sweeper},
 };
 
 /// Runs the clustertenant-manager until SIGTERM or Ctrl-C.
@@ -98,6 +98,7 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         };
         sync::spawn(link, own_name, state.pool.clone(), triggers, stop_rx);
     }
+    start::spawn_metrics(&args.http).await?;
     serve_role(state, auth, addr, http::shutdown_signal()).await
 }
 

@@ -226,7 +226,10 @@ pub async fn serve_on(
     let addr = listener.local_addr()?;
     tracing::info!(role = role.as_str(), %addr, "listening");
     let pool = state.pool.clone();
-    http::serve(listener, http::router(state, auth), shutdown).await.context("serving HTTP")?;
+    crate::metrics::register(role, &pool);
+    let served = http::serve(listener, http::router(state, auth), shutdown).await.context("serving HTTP");
+    crate::metrics::unregister(&pool);
+    served?;
     pool.close().await;
     tracing::info!(role = role.as_str(), "stopped");
     Ok(())
@@ -255,6 +258,23 @@ pub async fn serve_fleet_on(
     let served = serve_on(public, state, auth, wait(stopped)).await;
     internal.await.context("the internal API's task failed")?.context("serving the internal API")?;
     served
+}
+
+/// Binds the `/metrics` listener on `--metrics-port` (unless 0) and serves it in the background
+/// until the process ends; answers its address.
+pub async fn spawn_metrics(http: &crate::cli::HttpArgs) -> anyhow::Result<Option<SocketAddr>> {
+    if http.metrics_port == 0 {
+        return Ok(None);
+    }
+    let listener = bind(SocketAddr::new(http.bind, http.metrics_port), "--metrics-port").await?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "metrics listening on /metrics");
+    tokio::spawn(async move {
+        if let Err(err) = crate::metrics::serve(listener, std::future::pending()).await {
+            tracing::error!(error = %err, "the metrics listener stopped");
+        }
+    });
+    Ok(Some(addr))
 }
 
 /// Binds `addr`, naming the flag that chooses it when it is taken.

@@ -38,31 +38,36 @@ pub fn ensure_wasm_target() -> Result {
 /// Returns a `wasm-bindgen` CLI of the locked version: one on `PATH` if it matches, else the one
 /// under `target/tools`, installing it there first if needed (about two minutes).
 pub fn ensure_wasm_bindgen() -> Result<PathBuf> {
-    let version = locked_wasm_bindgen_version()?;
+    ensure_tool("wasm-bindgen-cli", "wasm-bindgen", &locked_wasm_bindgen_version()?)
+}
+
+/// Returns the binary `bin` of crates.io's `package` at exactly `version`: one on `PATH` if it
+/// reports that version, else the one under `target/tools`, `cargo install`ing it there first.
+pub fn ensure_tool(package: &str, bin: &str, version: &str) -> Result<PathBuf> {
     let matches = |bin: &Path| {
         Command::new(bin)
             .arg("--version")
             .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(1) == Some(version.as_str()))
+            .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(1) == Some(version))
             .unwrap_or(false)
     };
-    let on_path = PathBuf::from("wasm-bindgen");
+    let on_path = PathBuf::from(bin);
     if matches(&on_path) {
         return Ok(on_path);
     }
     let tools = target_dir().join("tools");
-    let local = tools.join("bin").join("wasm-bindgen");
+    let local = tools.join("bin").join(bin);
     if matches(&local) {
         return Ok(local);
     }
-    eprintln!("\nInstalling wasm-bindgen-cli {version} into {} (once; about two minutes)…", tools.display());
+    eprintln!("\nInstalling {package} {version} into {} (once; a few minutes)…", tools.display());
     let install = |locked: bool| {
         let mut cmd = cargo();
-        cmd.args(["install", "wasm-bindgen-cli", "--version", &format!("={version}"), "--root"]).arg(&tools);
+        cmd.args(["install", package, "--version", &format!("={version}"), "--root"]).arg(&tools);
         if locked {
             cmd.arg("--locked");
         }
-        // The CLI's own build must not inherit this workspace's settings.
+        // The tool's own build must not inherit this workspace's settings.
         cmd.current_dir(std::env::temp_dir()).env_remove("CARGO_TARGET_DIR");
         run(&mut cmd)
     };

@@ -199,6 +199,7 @@ pub fn test(args: &[String]) -> Result {
     site::ensure_wasm_target()?;
 
     run(cargo().args(["fmt", "--all", "--check"]))?;
+    supply_chain()?;
     run(native(cargo().args(["clippy", "--locked", "--all-targets"])).args(["--", "-D", "warnings"]))?;
     run(cargo()
         .args(["clippy", "--locked", "-p", "frontend", "-p", "app", "--target", "wasm32-unknown-unknown"])
@@ -240,6 +241,32 @@ pub fn test(args: &[String]) -> Result {
         .env("DATABASE_URL", db.server.url("postgres"))
         .env("OPENCRANE_BIN", binary_path())
         .env("LEPTOS_SITE_ROOT", site))
+}
+
+/// The cargo-deny release the supply-chain check runs (installed under `target/tools` once).
+const CARGO_DENY: &str = "0.20.2";
+
+/// `cargo deny` against `deny.toml`: licences, bans (deprecated crates, a second copy of the
+/// runtime, router, drivers) and sources, always; RustSec advisories when the advisory database is
+/// on the machine (`CARGO_HOME/advisory-dbs`, which `cargo deny fetch` fills from GitHub), since
+/// this project's CI cannot reach GitHub. It says which it ran.
+pub fn supply_chain() -> Result {
+    let deny = site::ensure_tool("cargo-deny", "cargo-deny", CARGO_DENY)?;
+    let mut checks = vec!["licenses", "bans", "sources"];
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let advisory_db = cargo_home.map(|h| h.join("advisory-dbs"));
+    if advisory_db.as_deref().is_some_and(|d| std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_some())) {
+        checks.push("advisories");
+    } else {
+        eprintln!(
+            "\ncargo deny: no RustSec advisory database on this machine (`cargo deny fetch` needs GitHub); \
+             checking licences, bans and sources"
+        );
+    }
+    // Quiet on the known duplicate majors (warnings); errors and the summary still print.
+    run(Command::new(deny).current_dir(root()).args(["--offline", "--log-level", "error", "check"]).args(checks))
 }
 
 /// The sign-in tests run a real OpenID Provider (npm `oidc-provider`) under Node.js; install its

@@ -123,6 +123,19 @@ pub async fn delete_for_subject(db: impl PgExecutor<'_>, subject: &str, keep: Op
     .await?)
 }
 
+/// How many sessions are live (index row not past its absolute expiry, record not past its idle
+/// expiry): the `opencrane_sessions_active` gauge.
+pub async fn count_active(db: impl PgExecutor<'_>) -> Result<i64> {
+    // language=PostgreSQL
+    let n = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM user_sessions u JOIN tower_sessions.session s ON s.id = u.session_id
+           WHERE u.expires_at > now() AND s.expiry_date > now()"#,
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(n)
+}
+
 /// Sweeps expired sessions: records past their idle expiry, index rows past their absolute expiry
 /// or without a live record, and the records of those rows. Returns how many sessions went.
 pub async fn delete_expired(db: impl PgExecutor<'_>) -> Result<u64> {

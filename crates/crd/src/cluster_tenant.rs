@@ -178,7 +178,7 @@ mod tests {
                 let spec: ClusterTenantSpec = serde_json::from_value(serde_json::json!({
                     "displayName": "Acme", "resources": {"quota": {"cpu": value, "memory": value}}
                 })).unwrap();
-                let back: ClusterTenantSpec = serde_yaml::from_str(&serde_yaml::to_string(&spec).unwrap()).unwrap();
+                let back: ClusterTenantSpec = serde_yaml_ng::from_str(&serde_yaml_ng::to_string(&spec).unwrap()).unwrap();
                 proptest::prop_assert_eq!(back.resources.quota.and_then(|q| q.cpu), Some(value.clone()));
                 let quota = ResourceQuotaSpec {
                     hard: Some([("requests.cpu".to_owned(), Quantity(value.clone()))].into()),

@@ -48,7 +48,7 @@ pub fn documents(objects: &[(Value, Value)]) -> Stdin {
     let render = |pick: &dyn Fn(&(Value, Value)) -> &Value| {
         objects
             .iter()
-            .map(|pair| format!("---\n{}", serde_yaml::to_string(pick(pair)).unwrap_or_default()))
+            .map(|pair| format!("---\n{}", serde_yaml_ng::to_string(pick(pair)).unwrap_or_default()))
             .collect::<String>()
     };
     Stdin { text: render(&|p| &p.0), printable: render(&|p| &p.1) }

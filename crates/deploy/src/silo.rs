@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn the_profile_file_names_the_token_secret_the_plan_creates() {
         let profile = std::fs::read_to_string(charts().join("opencrane-silo/profiles/fleet-managed.yaml")).unwrap();
-        let profile: serde_yaml::Value = serde_yaml::from_str(&profile).unwrap();
+        let profile: serde_yaml_ng::Value = serde_yaml_ng::from_str(&profile).unwrap();
         assert_eq!(profile["clustertenantManager"]["fleetApiTokenExistingSecret"].as_str(), Some(FLEET_TOKEN_SECRET));
         assert_eq!(profile["crds"]["install"].as_bool(), Some(false));
         assert_eq!(profile["deploymentMode"].as_str(), Some("fleet-managed"));

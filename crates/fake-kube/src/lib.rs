@@ -382,7 +382,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
 
 fn parse_body(body: &Bytes) -> Result<Value, Response> {
     serde_json::from_slice(body)
-        .or_else(|_| serde_yaml::from_slice::<Value>(body))
+        .or_else(|_| serde_yaml_ng::from_slice::<Value>(body))
         .map_err(|e| status(400, "BadRequest", format!("the body is not a JSON or YAML object: {e}")))
 }
 

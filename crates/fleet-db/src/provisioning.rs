@@ -73,6 +73,33 @@ pub async fn due(db: impl PgExecutor<'_>) -> Result<Vec<Due>> {
     Ok(rows)
 }
 
+/// The reconciler's queue, for the metrics: how many ClusterTenants are not converged (due now or
+/// waiting out a backoff), and how long the oldest one due now has been due.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Queue {
+    /// Not converged.
+    pub depth: i64,
+    /// Of those whose backoff has passed, seconds since the oldest became due (0 when none).
+    pub oldest_due_seconds: f64,
+}
+
+/// See [`Queue`].
+pub async fn queue(db: impl PgExecutor<'_>) -> Result<Queue> {
+    // language=PostgreSQL
+    let row = sqlx::query!(
+        r#"SELECT count(*) AS "depth!",
+                  COALESCE(EXTRACT(EPOCH FROM now() - min(COALESCE(next_attempt_at, updated_at))
+                           FILTER (WHERE next_attempt_at IS NULL OR next_attempt_at <= now())), 0)::float8 AS "oldest!"
+           FROM cluster_tenants
+           WHERE deletion_requested_at IS NOT NULL
+              OR observed_generation IS DISTINCT FROM generation
+              OR phase NOT IN ('ready', 'suspended')"#
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(Queue { depth: row.depth, oldest_due_seconds: row.oldest.max(0.0) })
+}
+
 /// The names of every ClusterTenant whose silo should be running (not being deleted), for a
 /// backend that must restore its runtime after a restart.
 pub async fn live_names(db: impl PgExecutor<'_>) -> Result<Vec<String>> {

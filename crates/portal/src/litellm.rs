@@ -203,7 +203,10 @@ impl LiteLlm {
             if let Some(body) = body {
                 request = request.json(body);
             }
-            let response = match request.send().await {
+            let sent = std::time::Instant::now();
+            let response = request.send().await;
+            record_call(&response, sent.elapsed());
+            let response = match response {
                 Ok(r) => r,
                 Err(e) => {
                     last = Some(LiteLlmError::Unreachable(e.to_string()));
@@ -344,4 +347,18 @@ impl LiteLlm {
         let body = json!({ "router_settings": { "fallbacks": fallbacks } });
         self.call::<Value>(reqwest::Method::POST, "/config/update", Some(&body), Retry::Yes).await.map(|_| ())
     }
+}
+
+/// Counts one admin API call in `opencrane_outbound_requests_total{service="litellm"}` by its
+/// result (`ok`, `http_4xx`, `http_5xx`, `unreachable`) and times it.
+fn record_call(response: &reqwest::Result<reqwest::Response>, elapsed: Duration) {
+    let result = match response {
+        Ok(r) if r.status().is_success() => "ok",
+        Ok(r) if r.status().is_server_error() => "http_5xx",
+        Ok(_) => "http_4xx",
+        Err(_) => "unreachable",
+    };
+    metrics::counter!("opencrane_outbound_requests_total", "service" => "litellm", "result" => result).increment(1);
+    metrics::histogram!("opencrane_outbound_request_duration_seconds", "service" => "litellm")
+        .record(elapsed.as_secs_f64());
 }

@@ -127,6 +127,7 @@ impl Elector {
         Fut: Future<Output = ()>,
     {
         tokio::pin!(shutdown);
+        metrics::gauge!("opencrane_leader", "lease" => self.name.clone()).set(0.0);
         loop {
             // Candidate: try until this replica leads.
             loop {
@@ -141,6 +142,9 @@ impl Elector {
                 }
             }
             tracing::info!(identity = %self.identity, lease = %self.name, "leading: provisioning runs on this replica");
+            let leader = metrics::gauge!("opencrane_leader", "lease" => self.name.clone());
+            leader.set(1.0);
+            let _not_leading = NotLeading(leader);
             // Leader: work, renewing; stop working the moment a renewal is not confirmed.
             let renewals = async {
                 loop {
@@ -167,5 +171,14 @@ impl Elector {
                 () = renewals => tracing::warn!(identity = %self.identity, "lost the lease; provisioning stops here"),
             }
         }
+    }
+}
+
+/// Sets `opencrane_leader` back to 0 however leadership ends (shutdown, lost lease, work done).
+struct NotLeading(metrics::Gauge);
+
+impl Drop for NotLeading {
+    fn drop(&mut self) {
+        self.0.set(0.0);
     }
 }

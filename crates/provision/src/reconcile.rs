@@ -154,6 +154,20 @@ pub enum Outcome {
     Gone,
 }
 
+impl Outcome {
+    /// The `result` label of `opencrane_reconcile_runs_total`.
+    pub fn as_label(&self) -> &'static str {
+        match self {
+            Self::Converged => "converged",
+            Self::Failed(_) => "failed",
+            Self::Waiting(_) => "waiting",
+            Self::Invalid => "invalid",
+            Self::Deleted => "deleted",
+            Self::Gone => "gone",
+        }
+    }
+}
+
 /// The delay before the `attempt`-th retry: 2 s doubling to at most 5 minutes.
 pub fn backoff(failed_attempts: i32) -> Duration {
     let exponent = u32::try_from(failed_attempts.clamp(0, 8)).unwrap_or(8);
@@ -226,7 +240,23 @@ async fn converge_identity(
 }
 
 /// Reconciles the ClusterTenant `name` once; `identity` is the fleet's Zitadel, if configured.
+/// Counts the run in `opencrane_reconcile_runs_total{result}` and times it.
 pub async fn reconcile_with(
+    pool: &PgPool,
+    backend: &dyn Backend,
+    identity: Option<&IdentityPlane>,
+    name: &str,
+) -> Result<Outcome, Error> {
+    let started = std::time::Instant::now();
+    let result = run(pool, backend, identity, name).await;
+    let label = result.as_ref().map_or("error", Outcome::as_label);
+    metrics::counter!("opencrane_reconcile_runs_total", "result" => label).increment(1);
+    metrics::histogram!("opencrane_reconcile_duration_seconds", "result" => label)
+        .record(started.elapsed().as_secs_f64());
+    result
+}
+
+async fn run(
     pool: &PgPool,
     backend: &dyn Backend,
     identity: Option<&IdentityPlane>,
@@ -331,6 +361,13 @@ pub async fn reconcile_with(
         } else {
             backend.converge(step, &step_desired, unchanged(step)).await
         };
+        let label = match &result {
+            Ok(success) if success.state == StepState::Running => "running",
+            Ok(_) => "ok",
+            Err(_) => "failed",
+        };
+        metrics::histogram!("opencrane_reconcile_step_duration_seconds", "step" => step.as_str(), "result" => label)
+            .record(started.elapsed().as_secs_f64());
         match result {
             Ok(success)
                 if success.state == StepState::Running

@@ -379,7 +379,10 @@ impl Client {
             if let Some(body) = body {
                 request = request.json(body);
             }
-            let response = match request.send().await {
+            let sent = std::time::Instant::now();
+            let response = request.send().await;
+            record_call(&response, sent.elapsed());
+            let response = match response {
                 Ok(r) => r,
                 Err(e) => {
                     last = Some(Error::Unreachable { call, detail: transport(&e) });
@@ -413,6 +416,20 @@ impl Client {
         }
         Err(last.unwrap_or(Error::Unreachable { call, detail: "no attempt was made".into() }))
     }
+}
+
+/// Counts one Management API call in `opencrane_outbound_requests_total{service="zitadel"}` by its
+/// result (`ok`, `http_4xx`, `http_5xx`, `unreachable`) and times it.
+fn record_call(response: &reqwest::Result<reqwest::Response>, elapsed: std::time::Duration) {
+    let result = match response {
+        Ok(r) if r.status().is_success() => "ok",
+        Ok(r) if r.status().is_server_error() => "http_5xx",
+        Ok(_) => "http_4xx",
+        Err(_) => "unreachable",
+    };
+    metrics::counter!("opencrane_outbound_requests_total", "service" => "zitadel", "result" => result).increment(1);
+    metrics::histogram!("opencrane_outbound_request_duration_seconds", "service" => "zitadel")
+        .record(elapsed.as_secs_f64());
 }
 
 impl Signer {

@@ -35,7 +35,13 @@ pub async fn handle(State(state): State<AppState>, req: Request, next: Next) -> 
     if !is_form_post(&req) {
         return next.run(req).await;
     }
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = req.into_parts();
+    let mut response = submitted(state, parts, body, next).await;
+    response.extensions_mut().insert(crate::metrics::RouteLabel("(form post)".into()));
+    response
+}
+
+async fn submitted(state: AppState, mut parts: axum::http::request::Parts, body: Body, next: Next) -> Response {
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "The form is too large.").into_response();
     };

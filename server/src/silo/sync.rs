@@ -106,13 +106,11 @@ async fn get<T: serde::de::DeserializeOwned>(
     path: &str,
 ) -> anyhow::Result<T> {
     let url = format!("{}/api/internal/cluster-tenants/{path}", link.url.trim_end_matches('/'));
-    let response = client
-        .get(&url)
-        .bearer_auth(link.token.current()?)
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .with_context(|| format!("GET {url}"))?;
+    let response = crate::metrics::fleet_call(
+        client.get(&url).bearer_auth(link.token.current()?).timeout(Duration::from_secs(10)),
+    )
+    .await
+    .with_context(|| format!("GET {url}"))?;
     if !response.status().is_success() {
         bail!("GET {url} answered {}", response.status());
     }
@@ -143,15 +141,16 @@ pub async fn admit(
 ) -> Result<app::model::fleet::members::Admitted, AdmitError> {
     let url = format!("{}/api/internal/cluster-tenants/{cluster_tenant}/members/adopt", link.url.trim_end_matches('/'));
     let token = link.token.current().map_err(AdmitError::Unavailable)?;
-    let response = client
-        .post(&url)
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .body(serde_json::to_vec(request).unwrap_or_default())
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .map_err(|e| AdmitError::Unavailable(anyhow::Error::new(e).context(format!("POST {url}"))))?;
+    let response = crate::metrics::fleet_call(
+        client
+            .post(&url)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(request).unwrap_or_default())
+            .timeout(Duration::from_secs(10)),
+    )
+    .await
+    .map_err(|e| AdmitError::Unavailable(anyhow::Error::new(e).context(format!("POST {url}"))))?;
     let status = response.status();
     let body = response.bytes().await.map_err(|e| AdmitError::Unavailable(anyhow::Error::new(e)))?;
     if status.is_success() {

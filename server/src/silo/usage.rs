@@ -94,13 +94,11 @@ pub async fn report_once(
     pool: &PgPool,
 ) -> anyhow::Result<(Reported, String)> {
     let base = format!("{}/api/internal/cluster-tenants/{cluster_tenant}/usage", link.url.trim_end_matches('/'));
-    let answer = client
-        .get(&base)
-        .bearer_auth(link.token.current()?)
-        .timeout(std::time::Duration::from_secs(10))
-        .send()
-        .await
-        .with_context(|| format!("GET {base}"))?;
+    let answer = crate::metrics::fleet_call(
+        client.get(&base).bearer_auth(link.token.current()?).timeout(std::time::Duration::from_secs(10)),
+    )
+    .await
+    .with_context(|| format!("GET {base}"))?;
     if !answer.status().is_success() {
         bail!("GET {base} answered {}", answer.status());
     }
@@ -117,15 +115,16 @@ pub async fn report_once(
     let mut reported = Reported::default();
     for (day, report) in reports(pool, from, today, &cursor.time_zone).await? {
         let url = format!("{base}/{day}");
-        let answer = client
-            .put(&url)
-            .bearer_auth(link.token.current()?)
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&report)?)
-            .timeout(std::time::Duration::from_secs(10))
-            .send()
-            .await
-            .with_context(|| format!("PUT {url}"))?;
+        let answer = crate::metrics::fleet_call(
+            client
+                .put(&url)
+                .bearer_auth(link.token.current()?)
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&report)?)
+                .timeout(std::time::Duration::from_secs(10)),
+        )
+        .await
+        .with_context(|| format!("PUT {url}"))?;
         let status = answer.status();
         let body = answer.bytes().await?;
         if !status.is_success() {

@@ -14,6 +14,7 @@ mod identity;
 mod isolation;
 mod matrix;
 mod members;
+mod metrics;
 mod offboarding;
 mod oidc;
 mod pages;
