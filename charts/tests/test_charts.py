@@ -36,6 +36,8 @@ SILO_NS = "opencrane-acme"
 
 # Kinds that live outside namespaces.
 CLUSTER_SCOPED = {
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
     "Namespace",
     "ClusterRole",
     "ClusterRoleBinding",
@@ -124,8 +126,15 @@ FLEET_PROFILES = {
                 "dns01": {"project": "dns-project", "serviceAccountSecretName": "clouddns-key"},
             },
         },
+        "global": {"imageRegistry": "registry.example.com"},
+        "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus"}}},
         "fleetManager": {
             "replicas": 2,
+            "image": {"digest": "sha256:" + "ab" * 32},
+            "podLabels": {"team": "platform"},
+            "serviceAccount": {"annotations": {"iam.gke.io/gcp-service-account": "fleet@proj.iam.gserviceaccount.com"}},
+            "podSecurityContext": {"fsGroupChangePolicy": "OnRootMismatch"},
+            "securityContext": {"runAsUser": 65532},
             "imagePullSecrets": [{"name": "ghcr"}],
             "trustedProxies": ["10.0.0.0/8"],
             "nodeSelector": {"pool": "system"},
@@ -175,8 +184,13 @@ SILO_PROFILES = {
         {
             "clusterTenant": {"vanityDomain": "portal.acme.com", "zitadel": {"clientId": "312345678901234567", "orgId": "298765432109876543"}},
             "ingress": {"externalIp": "203.0.113.10"},
+            "global": {"imageRegistry": "registry.example.com"},
+            "metrics": {"serviceMonitor": {"enabled": True}},
             "clustertenantManager": {
                 "replicas": 2,
+                "image": {"digest": "sha256:" + "cd" * 32},
+                "podLabels": {"team": "acme"},
+                "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/acme"}},
                 "trustedProxies": ["10.0.0.0/8"],
                 "oidc": {"issuerUrl": "https://id.example.com", "clientId": "fallback-client", "existingSecret": "silo-oidc", "orgAdminGroups": ["acme-admins"]},
             },
@@ -384,7 +398,8 @@ class Charts(unittest.TestCase):
                 objects, _ = render(FLEET, values, FLEET_NS)
                 deployment = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "opencrane-fleet-manager")
                 container = deployment["spec"]["template"]["spec"]["containers"][0]
-                self.assertEqual({p["name"]: p["containerPort"] for p in container["ports"]}, {"http": 8080, "internal": 8081})
+                self.assertEqual({p["name"]: p["containerPort"] for p in container["ports"]}, {"http": 8080, "internal": 8081, "metrics": 9090})
+                self.assertEqual(env_of(container)["OPENCRANE_METRICS_PORT"]["value"], "9090")
                 self.assertEqual(env_of(container)["OPENCRANE_INTERNAL_PORT"]["value"], "8081")
                 services = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Service"}
                 internal = services["opencrane-fleet-manager-internal"]
@@ -475,6 +490,11 @@ class Charts(unittest.TestCase):
         ct = values["clusterTenant"]["name"]
         np = merge(load_yaml_file(SILO / "values.yaml")["networkPolicy"], values.get("networkPolicy", {}))
         allowed_namespaces = {np["ingressNamespace"], np["fleetNamespace"], np["dnsNamespace"]}
+        # Prometheus, on the metrics port only, from the namespaces metrics.allowFrom names.
+        metrics = merge(load_yaml_file(SILO / "values.yaml")["metrics"], values.get("metrics", {}))
+        if metrics["enabled"]:
+            for peer in metrics["allowFrom"]:
+                allowed_namespaces |= set(peer.get("namespaceSelector", {}).get("matchLabels", {}).values())
         # RBAC: nothing cluster-scoped but reading this silo's own ClusterTenant.
         for role in (o for o in objects if o["kind"] == "ClusterRole"):
             for rule in role["rules"]:
@@ -621,6 +641,183 @@ class Charts(unittest.TestCase):
                              FLEET_NS, "fleetManager.database")
         self.assert_rejected(SILO, merge(SILO_INSTANCE, {"litellm": {"database": {"cnpg": {"enabled": False}}}}), SILO_NS,
                              "litellm.database")
+
+    # ---- operability and least privilege ----
+
+    def manager_of(self, objects, component):
+        return next(o for o in objects if o["kind"] == "Deployment" and o["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/component") == component)
+
+    def test_operability_values_reach_the_manager_pods(self):
+        for chart, values, ns, component, key in (
+            (FLEET, FLEET_PROFILES["everything-enabled"], FLEET_NS, "fleet-manager", "fleetManager"),
+            (SILO, SILO_PROFILES["everything-enabled"], SILO_NS, "clustertenant-manager", "clustertenantManager"),
+        ):
+            with self.subTest(chart=chart.name):
+                objects, _ = render(chart, values, ns)
+                deployment = self.manager_of(objects, component)
+                pod = deployment["spec"]["template"]
+                container = pod["spec"]["containers"][0]
+                mine = values[key]
+                self.assertEqual(container["image"], "ghcr.io/opencrane/opencrane@" + mine["image"]["digest"])
+                for label, value in mine["podLabels"].items():
+                    self.assertEqual(pod["metadata"]["labels"][label], value)
+                account = next(o for o in objects if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == pod["spec"]["serviceAccountName"])
+                self.assertEqual(account["metadata"]["annotations"], mine["serviceAccount"]["annotations"])
+                for field, value in mine.get("podSecurityContext", {}).items():
+                    self.assertEqual(pod["spec"]["securityContext"][field], value)
+                self.assertTrue(pod["spec"]["securityContext"]["runAsNonRoot"], "the restricted defaults stay")
+                # Several replicas: a PodDisruptionBudget and a spread, both selecting these pods.
+                selector = deployment["spec"]["selector"]["matchLabels"]
+                pdb = next(o for o in objects if o["kind"] == "PodDisruptionBudget")
+                self.assertEqual(pdb["spec"]["selector"]["matchLabels"], selector)
+                self.assertEqual(pdb["spec"]["minAvailable"], 1)
+                spread = pod["spec"]["topologySpreadConstraints"]
+                self.assertEqual({c["topologyKey"] for c in spread}, {"topology.kubernetes.io/zone", "kubernetes.io/hostname"})
+                self.assertTrue(all(c["labelSelector"]["matchLabels"] == selector for c in spread))
+                # Metrics: a port of its own, on the Service, scraped by the ServiceMonitor.
+                self.assertIn({"name": "metrics", "containerPort": 9090, "protocol": "TCP"}, container["ports"])
+                service = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == deployment["metadata"]["name"])
+                self.assertIn("metrics", [p["name"] for p in service["spec"]["ports"]])
+                monitor = next(o for o in objects if o["kind"] == "ServiceMonitor")
+                self.assertEqual(monitor["spec"]["endpoints"][0]["port"], "metrics")
+                self.assertEqual(monitor["spec"]["selector"]["matchLabels"], selector)
+                # A changed value rolls the pods; the same values do not.
+                changed, _ = render(chart, merge(values, {key: {"logLevel": "debug"}}), ns)
+                same, _ = render(chart, values, ns)
+                checksum = lambda objs: self.manager_of(objs, component)["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+                self.assertEqual(checksum(same), checksum(objects))
+                self.assertNotEqual(checksum(changed), checksum(objects))
+        # One replica: no PodDisruptionBudget (it would block every drain), no spread.
+        objects, _ = render(FLEET, FLEET_PROFILES["default"], FLEET_NS)
+        self.assertFalse([o for o in objects if o["kind"] in ("PodDisruptionBudget", "ServiceMonitor")])
+        self.assertNotIn("topologySpreadConstraints", self.manager_of(objects, "fleet-manager")["spec"]["template"]["spec"])
+
+    def test_no_image_is_latest_by_default(self):
+        for chart in (FLEET, SILO):
+            defaults = load_yaml_file(chart / "values.yaml")
+            for path, image in self.images(defaults):
+                self.assertNotEqual(image.get("tag"), "latest", f"{chart.name}: {path}.image.tag")
+
+    def images(self, values, path=""):
+        for key, value in values.items():
+            if isinstance(value, dict):
+                if key == "image":
+                    yield path, value
+                else:
+                    yield from self.images(value, f"{path}.{key}" if path else key)
+
+    def test_silo_role_is_what_the_manager_does(self):
+        objects, _ = render(SILO, SILO_PROFILES["everything-enabled"], SILO_NS)
+        role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-operator"))
+        self.assertEqual(role["rules"], [
+            {"apiGroups": ["opencrane.io"], "resources": ["tenants", "accesspolicies"], "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+        ])
+
+    def test_gitops_mode_takes_every_secret_from_an_existing_one(self):
+        self.assert_rejected(FLEET, merge(FLEET_PROFILES["default"], {"gitops": True}), FLEET_NS, "fleetManager.apiTokenExistingSecret")
+        objects, _ = render(FLEET, merge(FLEET_PROFILES["default"], {"gitops": True, "fleetManager": {"apiTokenExistingSecret": "fleet-token"}}), FLEET_NS)
+        self.assertFalse([o for o in objects if o["kind"] == "Secret"], "nothing generated in GitOps mode")
+        self.assert_rejected(SILO, merge(SILO_PROFILES["standalone"], {"gitops": True}), SILO_NS, "credentialsKeyExistingSecret")
+        with_key = merge(SILO_PROFILES["standalone"], {"gitops": True, "clustertenantManager": {"credentialsKeyExistingSecret": "acme-key"}})
+        self.assert_rejected(SILO, with_key, SILO_NS, "fleetApiTokenExistingSecret")
+        with_token = merge(with_key, {"clustertenantManager": {"fleetApiTokenExistingSecret": "acme-token"}})
+        self.assert_rejected(SILO, with_token, SILO_NS, "litellm.existingSecret")
+        objects, _ = render(SILO, merge(with_token, {"litellm": {"existingSecret": "acme-litellm"}}), SILO_NS)
+        self.assertFalse([o for o in objects if o["kind"] == "Secret" or o["kind"] == "Job" and "ensure-secrets" in o["metadata"]["name"]],
+                         "nothing generated in GitOps mode")
+
+    def binding_power(self, objects):
+        """ClusterRoles that can both create RoleBindings and bind a role: together, a way to grant anything."""
+        risky = []
+        for role in (o for o in objects if o["kind"] == "ClusterRole"):
+            creates = any("rolebindings" in r["resources"] and {"create", "*"} & set(r["verbs"]) for r in role.get("rules", []))
+            binds = any("bind" in r["verbs"] or "escalate" in r["verbs"] for r in role.get("rules", []))
+            if creates and binds:
+                risky.append(role)
+        return risky
+
+    def check_confined(self, objects):
+        account = next(o for o in objects if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == "opencrane-fleet-manager")
+        user = f"system:serviceaccount:{account['metadata']['namespace']}:{account['metadata']['name']}"
+        if not self.binding_power(objects):
+            return
+        policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"}
+        bindings = [o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"]
+        confining = [p for p in policies.values()
+                     if any(user in c["expression"] for c in p["spec"].get("matchConditions", []))
+                     and any("rolebindings" in r["resources"] for r in p["spec"]["matchConstraints"]["resourceRules"])
+                     and any("namespaces" in r["resources"] for r in p["spec"]["matchConstraints"]["resourceRules"])]
+        self.assertTrue(confining, "a cluster-wide role can create RoleBindings and bind, with no policy confining the fleet")
+        self.assertTrue(any(b["spec"]["policyName"] == confining[0]["metadata"]["name"] and b["spec"]["validationActions"] == ["Deny"]
+                            for b in bindings), "the confining policy is not bound with Deny")
+
+    def test_cluster_wide_binding_power_comes_with_the_admission_policy(self):
+        for name, values in FLEET_PROFILES.items():
+            with self.subTest(profile=name):
+                objects, _ = render(FLEET, values, FLEET_NS)
+                self.check_confined(objects)
+        objects, _ = render(FLEET, FLEET_PROFILES["default"], FLEET_NS)
+        self.assertTrue(self.binding_power(objects), "the check looks at the real role")
+        without = [o for o in objects if not o["kind"].startswith("ValidatingAdmissionPolicy")]
+        with self.assertRaises(AssertionError):
+            self.check_confined(without)
+        self.assert_rejected(FLEET, merge(FLEET_PROFILES["default"], {"admissionPolicy": {"enabled": False}}), FLEET_NS, "admissionPolicy.enabled")
+
+    def test_admission_policy_truth_table(self):
+        """The policy's CEL, evaluated (cel-python) on the requests that matter: the fleet may write
+        RoleBindings and namespaces of silos only; never kube-system, its own namespace, or a
+        namespace it relabels into a silo."""
+        import celpy
+
+        objects, _ = render(FLEET, FLEET_PROFILES["default"], FLEET_NS)
+        policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy")
+        env = celpy.Environment()
+        compiled = lambda e: env.program(env.compile(e))
+        matches = [compiled(c["expression"]) for c in policy["spec"]["matchConditions"]]
+        variables = {v["name"]: compiled(v["expression"]) for v in policy["spec"]["variables"]}
+        validations = [compiled(v["expression"]) for v in policy["spec"]["validations"]]
+
+        def ns(name, silo):
+            return {"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **({"opencrane.io/cluster-tenant": name} if silo else {})}}}
+
+        def admitted(user, resource, operation, namespace=None, obj=None, old=None):
+            activation = {
+                "request": {"userInfo": {"username": user}, "resource": {"resource": resource}, "operation": operation},
+                "object": obj, "oldObject": old, "namespaceObject": namespace,
+            }
+            act = {k: celpy.json_to_cel(v) for k, v in activation.items()}
+            if not all(m.evaluate(act) for m in matches):
+                return True  # not the fleet: the policy does not apply
+            act["variables"] = celpy.json_to_cel({k: v.evaluate(act) for k, v in variables.items()})
+            return all(bool(v.evaluate(act)) for v in validations)
+
+        fleet = "system:serviceaccount:opencrane-system:opencrane-fleet-manager"
+        silo, system, own, plain = ns("opencrane-acme", True), ns("kube-system", False), ns("opencrane-system", False), ns("team-a", False)
+        table = [
+            (fleet, "rolebindings", "CREATE", silo, None, None, True),
+            (fleet, "rolebindings", "UPDATE", silo, None, None, True),
+            (fleet, "roles", "CREATE", silo, None, None, True),
+            (fleet, "rolebindings", "CREATE", system, None, None, False),
+            (fleet, "rolebindings", "CREATE", own, None, None, False),
+            (fleet, "rolebindings", "CREATE", plain, None, None, False),
+            (fleet, "rolebindings", "CREATE", ns("kube-system", True), None, None, False),
+            (fleet, "namespaces", "CREATE", None, silo, None, True),
+            (fleet, "namespaces", "CREATE", None, plain, None, False),
+            (fleet, "namespaces", "CREATE", None, ns("kube-system", True), None, False),
+            (fleet, "namespaces", "UPDATE", None, silo, silo, True),
+            (fleet, "namespaces", "UPDATE", None, ns("kube-system", True), system, False),
+            (fleet, "namespaces", "UPDATE", None, ns("team-a", True), plain, False),
+            (fleet, "namespaces", "UPDATE", None, plain, silo, False),
+            (fleet, "namespaces", "DELETE", None, None, silo, True),
+            (fleet, "namespaces", "DELETE", None, None, system, False),
+            (fleet, "namespaces", "DELETE", None, None, own, False),
+            ("system:serviceaccount:kube-system:admin", "rolebindings", "CREATE", system, None, None, True),
+            ("alice@example.com", "namespaces", "DELETE", None, None, plain, True),
+        ]
+        for user, resource, operation, namespace, obj, old, expected in table:
+            with self.subTest(user=user, resource=resource, operation=operation, namespace=(namespace or obj or old)["metadata"]["name"]):
+                self.assertEqual(admitted(user, resource, operation, namespace, obj, old), expected)
 
     # ---- the deploy command's plans ----
 

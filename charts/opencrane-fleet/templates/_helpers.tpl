@@ -36,9 +36,14 @@ app.kubernetes.io/component: fleet-manager
 {{- printf "%s-manager" (include "opencrane-fleet.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* The image: by digest when one is given (immutable), else by tag (default: appVersion). */}}
 {{- define "opencrane-fleet.image" -}}
 {{- $img := .Values.fleetManager.image -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
 {{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "opencrane-fleet.host" -}}
@@ -66,8 +71,19 @@ app.kubernetes.io/component: fleet-manager
 {{- default (printf "%s-api-token" (include "opencrane-fleet.fullname" .)) .Values.fleetManager.apiTokenExistingSecret -}}
 {{- end -}}
 
-{{/* Restricted Pod Security: pod level. */}}
+{{/* Restricted Pod Security: pod level, with fleetManager.podSecurityContext merged over it. */}}
 {{- define "opencrane-fleet.podSecurityContext" -}}
+{{- $defaults := fromYaml (include "opencrane-fleet.restrictedPod" .) -}}
+{{- toYaml (merge (deepCopy .Values.fleetManager.podSecurityContext) $defaults) -}}
+{{- end -}}
+
+{{/* Restricted Pod Security: container level, with fleetManager.securityContext merged over it. */}}
+{{- define "opencrane-fleet.containerSecurityContext" -}}
+{{- $defaults := fromYaml (include "opencrane-fleet.restrictedContainer" .) -}}
+{{- toYaml (merge (deepCopy .Values.fleetManager.securityContext) $defaults) -}}
+{{- end -}}
+
+{{- define "opencrane-fleet.restrictedPod" -}}
 runAsNonRoot: true
 runAsUser: 65532
 runAsGroup: 65532
@@ -76,8 +92,7 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
-{{/* Restricted Pod Security: container level. */}}
-{{- define "opencrane-fleet.containerSecurityContext" -}}
+{{- define "opencrane-fleet.restrictedContainer" -}}
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 runAsNonRoot: true
@@ -109,7 +124,21 @@ capabilities:
 {{- if and $fm.zitadel.mgmtApiUrl (not $fm.zitadel.existingSecret) -}}
 {{- fail "fleetManager.zitadel.existingSecret (the service-account key) is required when fleetManager.zitadel.mgmtApiUrl is set" -}}
 {{- end -}}
+{{- if and .Values.gitops (not $fm.apiTokenExistingSecret) -}}
+{{- fail "fleetManager.apiTokenExistingSecret is required when gitops is true (a generated token would change on every sync)" -}}
+{{- end -}}
+{{- if and $fm.clusterTenantApi.enabled (not .Values.admissionPolicy.enabled) -}}
+{{- fail "admissionPolicy.enabled: the fleet's ClusterRole creates RoleBindings and binds the silo-installer role; without the policy that confines it to silo namespaces it could bind itself anywhere (disable clusterTenantApi instead)" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.enabled" -}}
+{{- end -}}
 {{- if and (eq .Values.certManager.createIssuer "acme") (not .Values.certManager.acme.email) -}}
 {{- fail "certManager.acme.email is required when certManager.createIssuer is acme" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* Rolls the pods when their configuration changes: a digest of every value they read. */}}
+{{- define "opencrane-fleet.configChecksum" -}}
+{{- dict "fleetManager" .Values.fleetManager "ingress" .Values.ingress "certManager" .Values.certManager "billing" .Values.billing "metrics" .Values.metrics | toJson | sha256sum -}}
 {{- end -}}

@@ -39,9 +39,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-manager" (include "opencrane-silo.fullname" .) -}}
 {{- end -}}
 
+{{/* The manager's image: by digest when one is given (immutable), else by tag (default: appVersion). */}}
 {{- define "opencrane-silo.image" -}}
 {{- $img := .Values.clustertenantManager.image -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
 {{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "opencrane-silo.host" -}}
@@ -78,6 +83,18 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "opencrane-silo.tokenSecret" -}}
 {{- default (printf "%s-fleet-token" (include "opencrane-silo.fullname" .)) .Values.clustertenantManager.fleetApiTokenExistingSecret -}}
+{{- end -}}
+
+{{/* Restricted Pod Security for the manager: pod level, clustertenantManager.podSecurityContext merged over it. */}}
+{{- define "opencrane-silo.managerPodSecurityContext" -}}
+{{- $defaults := fromYaml (include "opencrane-silo.podSecurityContext" .) -}}
+{{- toYaml (merge (deepCopy .Values.clustertenantManager.podSecurityContext) $defaults) -}}
+{{- end -}}
+
+{{/* Restricted Pod Security for the manager: container level, clustertenantManager.securityContext merged over it. */}}
+{{- define "opencrane-silo.managerContainerSecurityContext" -}}
+{{- $defaults := fromYaml (include "opencrane-silo.containerSecurityContext" .) -}}
+{{- toYaml (merge (deepCopy .Values.clustertenantManager.securityContext) $defaults) -}}
 {{- end -}}
 
 {{- define "opencrane-silo.podSecurityContext" -}}
@@ -117,6 +134,18 @@ capabilities:
 {{- end -}}
 {{- if and (eq $mode "standalone") $cm.fleetInternalUrl -}}
 {{- fail "clustertenantManager.fleetInternalUrl must be empty when deploymentMode is standalone" -}}
+{{- end -}}
+{{- if and .Values.gitops (not $cm.credentialsKeyExistingSecret) -}}
+{{- fail "clustertenantManager.credentialsKeyExistingSecret is required when gitops is true (a generated key would change on every sync and lock every sealed provider key)" -}}
+{{- end -}}
+{{- if and .Values.gitops (eq $mode "standalone") (not $cm.fleetApiTokenExistingSecret) -}}
+{{- fail "clustertenantManager.fleetApiTokenExistingSecret is required when gitops is true" -}}
+{{- end -}}
+{{- if and .Values.gitops .Values.litellm.enabled (not .Values.litellm.existingSecret) -}}
+{{- fail "litellm.existingSecret (LITELLM_MASTER_KEY, LITELLM_SALT_KEY) is required when gitops is true" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.enabled" -}}
 {{- end -}}
 {{- if and (not $cm.database.cnpg.enabled) (not $cm.database.url) (not $cm.database.existingSecret) -}}
 {{- fail "clustertenantManager.database: enable cnpg, or set url or existingSecret" -}}
@@ -261,4 +290,9 @@ spec:
       port: {{ $p.port }}
       targetPort: http
       protocol: TCP
+{{- end -}}
+
+{{/* Rolls the manager's pods when their configuration changes: a digest of every value they read. */}}
+{{- define "opencrane-silo.configChecksum" -}}
+{{- dict "clustertenantManager" .Values.clustertenantManager "clusterTenant" .Values.clusterTenant "ingress" .Values.ingress "metrics" .Values.metrics "deploymentMode" .Values.deploymentMode | toJson | sha256sum -}}
 {{- end -}}
