@@ -365,8 +365,8 @@ class Charts(unittest.TestCase):
             objects, _ = render(FLEET, values, FLEET_NS)
             for obj, spec in pod_specs(objects):
                 for container in spec["containers"]:
-                    role = "migrate" if obj["kind"] == "Job" else "fleet-manager"
-                    readable = known if role == "fleet-manager" else binary_env_vars("migrate")
+                    role = container["args"][0]
+                    readable = known if role == "fleet-manager" else binary_env_vars(role)
                     dead = set(env_of(container)) - readable - {"RUST_LOG"}
                     self.assertEqual(dead, set(), f"{name}: {describe(obj)} sets variables {role} never reads")
 
@@ -475,6 +475,8 @@ class Charts(unittest.TestCase):
                     readable = known
                 elif component == "migration":
                     readable = migrate
+                elif component == "secrets-hook":
+                    readable = binary_env_vars("ensure-secret")
                 else:
                     continue  # third-party planes read their own variables
                 dead = set(env_of(container)) - readable - {"RUST_LOG"}
@@ -575,15 +577,48 @@ class Charts(unittest.TestCase):
         self.assertTrue(names(first))
         self.assertEqual(names(first) & names(second), set())
 
-    def test_litellm_master_key_is_generated_once_and_kept(self):
-        objects, _ = render(SILO, SILO_PROFILES["fleet-managed"], SILO_NS)
-        secret = next(o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"].endswith("-litellm"))
-        self.assertEqual(secret["metadata"]["annotations"]["helm.sh/resource-policy"], "keep")
-        template = (SILO / "templates" / "plane-litellm.yaml").read_text(encoding="utf-8")
-        self.assertIn('lookup "v1" "Secret"', template, "an upgrade reuses the key the cluster holds")
-        litellm = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-litellm"))
-        env = env_of(litellm["spec"]["template"]["spec"]["containers"][0])
-        self.assertEqual(env["LITELLM_MASTER_KEY"]["valueFrom"]["secretKeyRef"]["name"], secret["metadata"]["name"])
+    def test_generated_secrets_are_made_once_in_the_cluster_never_at_render_time(self):
+        """No template generates a secret with `lookup`/`rand*` (a new value on every GitOps sync);
+        the hook Job makes each one with `opencrane ensure-secret`, and the workloads read them."""
+        for chart in (FLEET, SILO):
+            for template in (chart / "templates").glob("*.yaml"):
+                text = template.read_text(encoding="utf-8")
+                self.assertNotRegex(text, r"\blookup\s+\"", template)
+                self.assertNotRegex(text, r"rand(AlphaNum|Alpha|Numeric|Bytes|Ascii)", template)
+        for chart, values, ns, expected in (
+            (FLEET, FLEET_PROFILES["default"], FLEET_NS, {"opencrane-fleet-api-token": ["token=alnum:48"]}),
+            (SILO, SILO_PROFILES["standalone"], SILO_NS, {
+                "opencrane-silo-fleet-token": ["token=alnum:48"],
+                "opencrane-silo-credentials": ["OPENCRANE_CREDENTIALS_KEY=base64:32"],
+                "opencrane-silo-litellm": ["LITELLM_MASTER_KEY=sk:48", "LITELLM_SALT_KEY=sk:48"],
+            }),
+        ):
+            with self.subTest(chart=chart.name):
+                objects, _ = render(chart, values, ns)
+                self.assertFalse([o for o in objects if o["kind"] == "Secret" and "-db" not in o["metadata"]["name"]])
+                job = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-secrets-hook"))
+                self.assertEqual(job["metadata"]["annotations"]["helm.sh/hook"], "pre-install,pre-upgrade")
+                made = {}
+                for container in job["spec"]["template"]["spec"]["containers"]:
+                    args = container["args"]
+                    self.assertEqual(args[0], "ensure-secret")
+                    name = next(a.split("=", 1)[1] for a in args if a.startswith("--name="))
+                    made[name] = [a.split("=", 1)[1] for a in args if a.startswith("--key=")]
+                self.assertEqual(made, expected)
+                role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-secrets-hook"))
+                named = next(r for r in role["rules"] if "resourceNames" in r)
+                self.assertEqual(sorted(named["resourceNames"]), sorted(expected))
+                self.assertNotIn("delete", [v for r in role["rules"] for v in r["verbs"]])
+                # Every workload reads a Secret that is either made by the hook or named by the operator.
+                for obj, spec in pod_specs(objects):
+                    for container in spec["containers"]:
+                        for var in container.get("env", []):
+                            ref = var.get("valueFrom", {}).get("secretKeyRef")
+                            if ref and ref["name"] in expected:
+                                self.assertIn(f"{ref['key']}=", " ".join(made[ref["name"]]), describe(obj))
+        # An operator's own Secrets: no hook at all.
+        objects, _ = render(FLEET, FLEET_PROFILES["everything-disabled"], FLEET_NS)
+        self.assertFalse([o for o in objects if o["metadata"]["name"].endswith("-secrets-hook")])
 
     def test_documented_custom_resources_match_the_crds(self):
         """docs/examples validate against the generated schemas; a wrong value does not."""

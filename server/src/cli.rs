@@ -42,6 +42,9 @@ pub enum Command {
         #[arg(long, value_enum)]
         role: ApiRole,
     },
+    /// Create a Secret of generated values once, or add the keys it lacks; never overwrite a
+    /// key. The charts run it as a pre-install/pre-upgrade hook (instead of `lookup`).
+    EnsureSecret(EnsureSecretArgs),
     /// Print the opencrane.io CustomResourceDefinitions (YAML) generated from the Rust types.
     Crd {
         /// Print the silo chart's template (guarded by `crds.install`, kept on uninstall).
@@ -849,4 +852,25 @@ mod tests {
         ]);
         assert!(bad.unwrap_err().to_string().contains("lowercase"));
     }
+}
+
+/// `ensure-secret` flags.
+#[derive(Clone, Debug, Args)]
+pub struct EnsureSecretArgs {
+    /// The Secret's name.
+    #[arg(long)]
+    pub name: String,
+    /// Its namespace (the chart's hook sets it from the pod).
+    #[arg(long, env = "POD_NAMESPACE")]
+    pub namespace: Option<String>,
+    /// A key and how to generate it: `NAME=alnum:N`, `NAME=sk:N` (`sk-` + N letters and digits)
+    /// or `NAME=base64:N` (N random bytes). Repeatable.
+    #[arg(long = "key", required = true, value_parser = crate::ensure_secret::parse_key)]
+    pub keys: Vec<(String, crate::ensure_secret::Format)>,
+    /// A label for a Secret it creates (`key=value`, repeatable).
+    #[arg(long = "label")]
+    pub labels: Vec<String>,
+    /// The Kubernetes API server (default: in-cluster, else the current kube context).
+    #[arg(long, hide = true)]
+    pub kube_api_url: Option<String>,
 }

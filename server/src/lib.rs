@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod deploy;
 pub mod dev;
+pub mod ensure_secret;
 pub mod fleet;
 pub mod http;
 pub mod links;
@@ -55,6 +56,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let document = http::rest::openapi::document(&state);
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&document)?))
         }
+        Command::EnsureSecret(args) => ensure_secret::run(args).await,
         Command::Crd { silo_template } => {
             let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
             write_stdout(&yaml.context("rendering the CRDs")?)

@@ -108,3 +108,79 @@ fn missing_required_flags_are_named() {
     );
     assert!(fakes.calls().is_empty(), "validation comes before any cluster call");
 }
+
+/// `opencrane ensure-secret` (the charts' secret hook) against the fake API server (no
+/// kube-apiserver runs here; create's 409 and replace's resourceVersion conflict, which this
+/// relies on, are pinned by the fake's conformance tests): created once with every key, a key it
+/// has never changed, the keys it lacks added, concurrent runs agreeing on one value.
+// Multi-threaded: the command runs as a blocking child process while the fake serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ensure_secret_creates_once_and_never_overwrites() {
+    use k8s_openapi::api::core::v1::{Namespace, Secret};
+    use kube::{Api, api::PostParams};
+    use opencrane::ensure_secret::{Format, ensure};
+
+    let kube = opencrane_fake_kube::FakeApiServer::start().await.unwrap();
+    let client = opencrane_provision::kubernetes::client_for(&kube.url(), std::time::Duration::from_secs(5)).unwrap();
+    let namespace: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "opencrane-acme"}})).unwrap();
+    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace).await.unwrap();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "opencrane-acme");
+    let value = |secret: &Secret, key: &str| String::from_utf8(secret.data.as_ref().unwrap()[key].0.clone()).unwrap();
+    let labels = [("app.kubernetes.io/managed-by".to_owned(), "opencrane".to_owned())].into();
+    let key = vec![("OPENCRANE_CREDENTIALS_KEY".to_owned(), Format::Base64(32))];
+
+    let first = ensure(client.clone(), "opencrane-acme", "acme-credentials", &key, &labels).await.unwrap();
+    assert_eq!(first.created, ["OPENCRANE_CREDENTIALS_KEY"]);
+    let stored = secrets.get("acme-credentials").await.unwrap();
+    let sealed_with = value(&stored, "OPENCRANE_CREDENTIALS_KEY");
+    assert_eq!(stored.metadata.labels.unwrap()["app.kubernetes.io/managed-by"], "opencrane");
+    let again = ensure(client.clone(), "opencrane-acme", "acme-credentials", &key, &labels).await.unwrap();
+    assert_eq!((again.created.len(), again.kept.as_slice()), (0, ["OPENCRANE_CREDENTIALS_KEY".to_owned()].as_slice()));
+    assert_eq!(value(&secrets.get("acme-credentials").await.unwrap(), "OPENCRANE_CREDENTIALS_KEY"), sealed_with);
+
+    // A Secret the operator made with one key: the other is added, theirs stays.
+    let mine: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "acme-litellm"}, "stringData": {}, "data": {"LITELLM_MASTER_KEY": "c2stbWluZQ=="}
+    }))
+    .unwrap();
+    secrets.create(&PostParams::default(), &mine).await.unwrap();
+    let both = vec![("LITELLM_MASTER_KEY".to_owned(), Format::Sk(48)), ("LITELLM_SALT_KEY".to_owned(), Format::Sk(48))];
+    let added = ensure(client.clone(), "opencrane-acme", "acme-litellm", &both, &labels).await.unwrap();
+    assert_eq!(
+        (added.created, added.kept),
+        (vec!["LITELLM_SALT_KEY".to_owned()], vec!["LITELLM_MASTER_KEY".to_owned()])
+    );
+    let litellm = secrets.get("acme-litellm").await.unwrap();
+    assert_eq!(value(&litellm, "LITELLM_MASTER_KEY"), "sk-mine");
+    assert!(value(&litellm, "LITELLM_SALT_KEY").starts_with("sk-"));
+
+    // Five hooks at once on a new Secret: one creates, the others keep what it wrote.
+    let token = vec![("token".to_owned(), Format::Alnum(48))];
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..5 {
+        let (client, token, labels) = (client.clone(), token.clone(), labels.clone());
+        tasks.spawn(async move { ensure(client, "opencrane-acme", "acme-token", &token, &labels).await });
+    }
+    let runs = tasks.join_all().await;
+    let created = runs.iter().map(|r| r.as_ref().unwrap().created.len()).sum::<usize>();
+    assert_eq!(created, 1, "{runs:?}");
+
+    // The command itself: flags checked, values never printed.
+    let out = Command::new(env!("CARGO_BIN_EXE_opencrane"))
+        .args(["ensure-secret", "--namespace", "opencrane-acme", "--name", "acme-token", "--key", "token=alnum:48"])
+        .args(["--kube-api-url", &kube.url()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim(), "Secret opencrane-acme/acme-token: created nothing; kept token");
+    let stored_token = value(&secrets.get("acme-token").await.unwrap(), "token");
+    assert!(!stdout.contains(&stored_token));
+    let bad = Command::new(env!("CARGO_BIN_EXE_opencrane"))
+        .args(["ensure-secret", "--namespace", "x", "--name", "y", "--key", "token=hex:32"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown format “hex”"));
+}
