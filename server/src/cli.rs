@@ -42,6 +42,10 @@ pub enum Command {
         #[arg(long, value_enum)]
         role: ApiRole,
     },
+    /// Re-seal every secret of a silo's database (provider keys, users' LiteLLM keys) from its
+    /// current credentials key to a new one, in one transaction; then put the new key into the
+    /// manager's Secret and restart it. Scale the manager to zero first.
+    RotateCredentialsKey(RotateCredentialsKeyArgs),
     /// Create a Secret of generated values once, or add the keys it lacks; never overwrite a
     /// key. The charts run it as a pre-install/pre-upgrade hook (instead of `lookup`).
     EnsureSecret(EnsureSecretArgs),
@@ -487,12 +491,25 @@ pub struct PortalArgs {
     /// A file holding the credentials key, instead of `--credentials-key`.
     #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_FILE", value_parser = read_secret_file, conflicts_with = "credentials_key")]
     pub credentials_key_file: Option<SecretFile>,
+    /// The Secret the credentials key comes from (the chart sets it), named when the key does not
+    /// match the one that sealed the silo's secrets.
+    #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_SECRET")]
+    pub credentials_key_secret: Option<String>,
 }
 
 impl PortalArgs {
     /// The LiteLLM master key, from the flag or its file.
     pub fn litellm_master_key(&self) -> Option<String> {
         self.litellm_master_key.clone().or_else(|| self.litellm_master_key_file.as_ref().map(|f| f.0.clone()))
+    }
+
+    /// Where the credentials key came from, for messages.
+    pub fn credentials_key_source(&self) -> String {
+        match (&self.credentials_key_secret, &self.credentials_key_file) {
+            (Some(secret), _) => format!("Secret {secret} (OPENCRANE_CREDENTIALS_KEY)"),
+            (None, Some(_)) => "the file OPENCRANE_CREDENTIALS_KEY_FILE names".into(),
+            (None, None) => "OPENCRANE_CREDENTIALS_KEY".into(),
+        }
     }
 
     /// The credentials key, from the flag or its file.
@@ -873,4 +890,18 @@ pub struct EnsureSecretArgs {
     /// The Kubernetes API server (default: in-cluster, else the current kube context).
     #[arg(long, hide = true)]
     pub kube_api_url: Option<String>,
+}
+
+/// `rotate-credentials-key` flags (keys only from files or the environment, never the command line).
+#[derive(Clone, Debug, Args)]
+pub struct RotateCredentialsKeyArgs {
+    /// The silo's database.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+    /// A file holding the current key.
+    #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_FILE", value_parser = read_secret_file)]
+    pub credentials_key_file: SecretFile,
+    /// A file holding the new key (32 random bytes in base64: `openssl rand -base64 32`).
+    #[arg(long, env = "OPENCRANE_NEW_CREDENTIALS_KEY_FILE", value_parser = read_secret_file)]
+    pub new_credentials_key_file: SecretFile,
 }

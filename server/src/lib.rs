@@ -57,11 +57,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&document)?))
         }
         Command::EnsureSecret(args) => ensure_secret::run(args).await,
+        Command::RotateCredentialsKey(args) => rotate_credentials_key(&args).await,
         Command::Crd { silo_template } => {
             let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
             write_stdout(&yaml.context("rendering the CRDs")?)
         }
     }
+}
+
+/// `opencrane rotate-credentials-key`: every sealed value re-sealed under the new key, all or nothing.
+async fn rotate_credentials_key(args: &cli::RotateCredentialsKeyArgs) -> anyhow::Result<()> {
+    use opencrane_portal::seal::SecretBox;
+    let old = SecretBox::from_base64(&args.credentials_key_file.0).context("--credentials-key-file")?;
+    let new = SecretBox::from_base64(&args.new_credentials_key_file.0).context("--new-credentials-key-file")?;
+    let pool = opencrane_db::connect_lazy(&args.database_url, &opencrane_db::PoolSettings::default())
+        .context("parsing the database URL")?;
+    opencrane_db::migrate(&pool, opencrane_db::Schema::Silo).await.context("applying the silo migrations")?;
+    let rotated = opencrane_portal::credentials_key::rotate(&pool, old, new, "--credentials-key-file").await?;
+    write_stdout(&format!(
+        "Re-sealed {} secret(s) under credentials key version {}. Put the new key into the manager's \
+         Secret (OPENCRANE_CREDENTIALS_KEY) and restart it; it refuses the old key from now on.\n",
+        rotated.resealed, rotated.version
+    ))
 }
 
 /// `opencrane provision-render`: the provisioner's pure steps, printed.

@@ -78,7 +78,7 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         let reader = cluster
             .as_ref()
             .map(|(namespace, client)| opencrane_portal::secrets::SecretReader::new(client.clone(), namespace));
-        silo.portal = start_portal(&own_name, &state.pool, &args.portal, reader, portal_stop)?;
+        silo.portal = start_portal(&own_name, &state.pool, &args.portal, reader, portal_stop).await?;
         // In a cluster, each user is also a Tenant resource in the silo's namespace.
         if let Some((namespace, client)) = cluster {
             let runtime =
@@ -143,7 +143,11 @@ pub fn silo_state(
 
 /// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
 /// when an endpoint is configured. Misconfiguration fails the start with the variable named.
-pub fn start_portal(
+///
+/// The credentials key is checked against the fingerprint the silo's database recorded
+/// ([`opencrane_portal::credentials_key::verify`]): another key refuses the start, naming where it
+/// came from (`--credentials-key-secret`, which the chart sets to the Secret's name).
+pub async fn start_portal(
     silo: &str,
     pool: &PgPool,
     args: &crate::cli::PortalArgs,
@@ -153,9 +157,12 @@ pub fn start_portal(
     use anyhow::Context as _;
     let credentials_key = args.credentials_key();
     let secrets = match credentials_key.as_deref().filter(|k| !k.trim().is_empty()) {
-        Some(key) => Some(std::sync::Arc::new(
-            opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?,
-        )),
+        Some(key) => {
+            let key = opencrane_portal::seal::SecretBox::from_base64(key).context("OPENCRANE_CREDENTIALS_KEY")?;
+            let key = opencrane_portal::credentials_key::verify(pool, key, &args.credentials_key_source()).await?;
+            tracing::info!(version = key.version(), "credentials key matches the sealed secrets");
+            Some(std::sync::Arc::new(key))
+        }
         None => None,
     };
     let Some(endpoint) = args.litellm_endpoint.as_deref().filter(|e| !e.trim().is_empty()) else {

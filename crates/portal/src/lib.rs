@@ -13,6 +13,7 @@
 //!   the runtime's phase come back.
 //! - `fake` (feature): a LiteLLM built from its documented API shapes, for tests.
 
+pub mod credentials_key;
 pub mod litellm;
 pub mod reconcile;
 pub mod runtime;

@@ -61,8 +61,9 @@ pub async fn insert_key(
 ) -> Result<()> {
     // language=PostgreSQL
     sqlx::query!(
-        r#"INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (tenant) DO UPDATE SET key_alias = $2, token_id = $3, nonce = $4, ciphertext = $5,
+        r#"INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext, key_version)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (tenant) DO UPDATE SET key_alias = $2, token_id = $3, nonce = $4, ciphertext = $5, key_version = $6,
                applied = '{}'::jsonb, period_start = NULL, spend_before_period = 0, drift = NULL,
                created_at = now(), revoke_requested_at = NULL"#,
         tenant,
@@ -70,6 +71,7 @@ pub async fn insert_key(
         token_id,
         &secret.nonce,
         &secret.ciphertext,
+        secret.key_version,
     )
     .execute(db)
     .await?;
@@ -79,7 +81,7 @@ pub async fn insert_key(
 /// A key's sealed secret.
 pub async fn key_secret(db: impl PgExecutor<'_>, tenant: &str) -> Result<Option<Sealed>> {
     // language=PostgreSQL
-    Ok(sqlx::query_as!(Sealed, "SELECT nonce, ciphertext FROM litellm_keys WHERE tenant = $1", tenant)
+    Ok(sqlx::query_as!(Sealed, "SELECT nonce, ciphertext, key_version FROM litellm_keys WHERE tenant = $1", tenant)
         .fetch_optional(db)
         .await?)
 }

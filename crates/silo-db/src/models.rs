@@ -46,6 +46,7 @@ pub enum KeySource<'a> {
 struct Columns<'a> {
     nonce: Option<&'a [u8]>,
     ciphertext: Option<&'a [u8]>,
+    key_version: i16,
     hint: &'a str,
     secret_ref: Option<&'a str>,
 }
@@ -53,11 +54,15 @@ struct Columns<'a> {
 impl KeySource<'_> {
     fn columns(&self) -> Columns<'_> {
         match self {
-            Self::Sealed(sealed, hint) => {
-                Columns { nonce: Some(&sealed.nonce), ciphertext: Some(&sealed.ciphertext), hint, secret_ref: None }
-            }
+            Self::Sealed(sealed, hint) => Columns {
+                nonce: Some(&sealed.nonce),
+                ciphertext: Some(&sealed.ciphertext),
+                key_version: sealed.key_version,
+                hint,
+                secret_ref: None,
+            },
             Self::SecretRef(reference) => {
-                Columns { nonce: None, ciphertext: None, hint: "", secret_ref: Some(reference) }
+                Columns { nonce: None, ciphertext: None, key_version: 1, hint: "", secret_ref: Some(reference) }
             }
         }
     }
@@ -70,6 +75,8 @@ pub struct Sealed {
     pub nonce: Vec<u8>,
     /// Ciphertext with tag.
     pub ciphertext: Vec<u8>,
+    /// The version of the credentials key that sealed it (see `credentials_keys`).
+    pub key_version: i16,
 }
 
 /// Every credential, by name.
@@ -94,11 +101,11 @@ pub async fn insert_credential(
     api_base: Option<&str>,
     source: &KeySource<'_>,
 ) -> Result<Uuid> {
-    let Columns { nonce, ciphertext, hint, secret_ref } = source.columns();
+    let Columns { nonce, ciphertext, key_version, hint, secret_ref } = source.columns();
     // language=PostgreSQL
     Ok(sqlx::query_scalar!(
-        r#"INSERT INTO provider_credentials (name, provider, api_base, nonce, ciphertext, hint, secret_ref)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"#,
+        r#"INSERT INTO provider_credentials (name, provider, api_base, nonce, ciphertext, hint, secret_ref, key_version)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id"#,
         name,
         provider,
         api_base,
@@ -106,6 +113,7 @@ pub async fn insert_credential(
         ciphertext,
         hint,
         secret_ref,
+        key_version,
     )
     .fetch_one(db)
     .await?)
@@ -114,18 +122,19 @@ pub async fn insert_credential(
 /// Replaces where a credential's key is (rotation, or a move between a sealed key and a Secret
 /// reference); false when there is none.
 pub async fn rotate_credential(db: impl PgExecutor<'_>, id: Uuid, source: &KeySource<'_>) -> Result<bool> {
-    let Columns { nonce, ciphertext, hint, secret_ref } = source.columns();
+    let Columns { nonce, ciphertext, key_version, hint, secret_ref } = source.columns();
     // language=PostgreSQL
     let done = sqlx::query!(
         "UPDATE provider_credentials
          SET nonce = $2, ciphertext = $3, hint = $4, secret_ref = $5, secret_status = NULL, secret_checked_at = NULL,
-             updated_at = now()
+             key_version = $6, updated_at = now()
          WHERE id = $1",
         id,
         nonce,
         ciphertext,
         hint,
         secret_ref,
+        key_version,
     )
     .execute(db)
     .await?;
@@ -150,7 +159,7 @@ pub async fn credential_secret(db: impl PgExecutor<'_>, id: Uuid) -> Result<Opti
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         Sealed,
-        r#"SELECT nonce AS "nonce!", ciphertext AS "ciphertext!" FROM provider_credentials
+        r#"SELECT nonce AS "nonce!", ciphertext AS "ciphertext!", key_version FROM provider_credentials
            WHERE id = $1 AND nonce IS NOT NULL AND ciphertext IS NOT NULL"#,
         id
     )

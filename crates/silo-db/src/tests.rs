@@ -301,7 +301,7 @@ mod portal {
     #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
     async fn models_credentials_fallbacks_and_defaults(pool: PgPool) {
         seed_users(&pool).await;
-        let sealed = Sealed { nonce: vec![0; 12], ciphertext: vec![1, 2, 3] };
+        let sealed = Sealed { nonce: vec![0; 12], ciphertext: vec![1, 2, 3], key_version: 1 };
         let cred = models::insert_credential(&pool, "openai-main", "openai", None, &KeySource::Sealed(&sealed, "ab12"))
             .await
             .unwrap();
@@ -344,7 +344,7 @@ mod portal {
             models::rotate_credential(
                 &pool,
                 cred,
-                &KeySource::Sealed(&Sealed { nonce: vec![9; 12], ciphertext: vec![4] }, "zz99")
+                &KeySource::Sealed(&Sealed { nonce: vec![9; 12], ciphertext: vec![4], key_version: 1 }, "zz99")
             )
             .await
             .unwrap()
@@ -380,7 +380,7 @@ mod portal {
     #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
     async fn key_records_follow_their_user_and_passes_are_recorded(pool: PgPool) {
         seed_users(&pool).await;
-        let sealed = Sealed { nonce: vec![0; 12], ciphertext: vec![7] };
+        let sealed = Sealed { nonce: vec![0; 12], ciphertext: vec![7], key_version: 1 };
         litellm::insert_key(&pool, "ana", "opencrane-ana", "tok-1", &sealed).await.unwrap();
         let at = Utc::now();
         litellm::record_pass(

@@ -89,7 +89,7 @@ impl DevSiloHost {
         Err(format!("no free port in {}–{port}", self.settings.first_port))
     }
 
-    fn serve(&self, launch: &SiloLaunch, listener: tokio::net::TcpListener) -> anyhow::Result<Running> {
+    async fn serve(&self, launch: &SiloLaunch, listener: tokio::net::TcpListener) -> anyhow::Result<Running> {
         let addr: SocketAddr = listener.local_addr()?;
         let settings = &self.settings;
         let pool = opencrane_db::connect_lazy(&launch.database_url, &PoolSettings::default())?;
@@ -124,7 +124,7 @@ impl DevSiloHost {
         let mut triggers = Vec::new();
         if let app::state::RoleSettings::Silo(silo) = &mut state.role {
             silo.fleet_console = Some(settings.fleet_console.clone());
-            silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, None, stopped.clone())?;
+            silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, None, stopped.clone()).await?;
             triggers = silo.portal.triggers.clone();
         }
         sync::spawn(link, launch.name.clone(), pool, triggers, stopped.clone());
@@ -174,7 +174,7 @@ impl SiloHost for DevSiloHost {
             None => {}
         }
         let listener = self.bind(&launch.name).await?;
-        let running = self.serve(launch, listener).map_err(|e| format!("{e:#}"))?;
+        let running = self.serve(launch, listener).await.map_err(|e| format!("{e:#}"))?;
         let url = running.url.clone();
         let port = running.url.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(0);
         self.ports.lock().map_err(|_| "lock poisoned")?.insert(launch.name.clone(), port);

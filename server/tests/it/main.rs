@@ -7,6 +7,7 @@
 mod adoption;
 mod cluster_tenants_api;
 mod compat;
+mod credentials_key;
 mod deploy_cli;
 mod dns;
 mod forms;

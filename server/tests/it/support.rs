@@ -282,6 +282,12 @@ impl Logs {
         let logs = Self::default();
         let writer = logs.clone();
         let layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
+        // tracing-core, when it knows of a single dispatcher, computes a new callsite's interest
+        // from the registering thread's default only: a callsite first reached on another test's
+        // thread (no subscriber there) would be disabled for this one too. A second dispatcher,
+        // alive for the whole run, makes it ask every live subscriber.
+        static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+        SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
         let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer).with(filter));
         (logs, guard)
     }
