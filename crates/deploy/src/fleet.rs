@@ -335,6 +335,20 @@ pub fn build(opts: &FleetOptions) -> Plan {
     );
 
     let chart = opts.chart();
+    // Helm installs a chart's crds/ once and never upgrades them: apply the current ones first
+    // (server-side, taking over the fields Helm's first install owned).
+    steps.push(Step::new(
+        "CustomResourceDefinitions opencrane.io (server-side apply: Helm never upgrades crds/)",
+        Tool::Kubectl,
+        vec![
+            "apply".into(),
+            "--server-side".into(),
+            "--force-conflicts".into(),
+            "--field-manager=opencrane-deploy".into(),
+            "-f".into(),
+            chart.join("crds").join("opencrane.io.yaml").display().to_string(),
+        ],
+    ));
     let mut args: Vec<String> = vec![
         "upgrade".into(),
         "--install".into(),
@@ -447,18 +461,23 @@ mod tests {
     fn default_plan_installs_the_singletons_then_the_fleet() {
         let plan = build(&options());
         let titles: Vec<&str> = plan.steps.iter().map(|s| s.title.as_str()).collect();
-        assert_eq!(titles.len(), 5, "{titles:?}");
+        assert_eq!(titles.len(), 6, "{titles:?}");
         assert!(
             titles[0].starts_with("ingress-nginx")
                 && titles[1].starts_with("cert-manager")
                 && titles[2].starts_with("CloudNativePG")
         );
         assert!(titles[3].starts_with("Namespace opencrane-system"));
+        // The CRDs are applied before the release, from the chart's crds/ (Helm never upgrades them).
+        let crds = &plan.steps[4];
+        assert!(crds.title.starts_with("CustomResourceDefinitions"));
+        assert_eq!(crds.args[..3], ["apply", "--server-side", "--force-conflicts"]);
+        assert!(crds.args.last().unwrap().ends_with("charts/opencrane-fleet/crds/opencrane.io.yaml"));
         let cnpg = &plan.steps[2].args;
         assert_eq!(pairs(cnpg, "--repo"), [CNPG.repo]);
         assert_eq!(pairs(cnpg, "--version"), [CNPG.version]);
         assert_eq!(pairs(cnpg, "--namespace"), ["cnpg-system"]);
-        let fleet = &plan.steps[4].args;
+        let fleet = &plan.steps[5].args;
         assert!(fleet[3].ends_with("charts/opencrane-fleet"));
         let strings = pairs(fleet, "--set-string");
         for expected in [
