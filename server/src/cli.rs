@@ -57,6 +57,18 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The service name its traces carry.
+    pub fn service_name(&self) -> &'static str {
+        match self {
+            Self::FleetManager(_) => "opencrane-fleet-manager",
+            Self::ClustertenantManager(_) => "opencrane-clustertenant-manager",
+            Self::Dev(_) => "opencrane-dev",
+            _ => "opencrane",
+        }
+    }
+}
+
 /// The role whose API `opencrane openapi` describes.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum ApiRole {

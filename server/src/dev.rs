@@ -81,6 +81,7 @@ fn dev_identity(
     let Some(link) = links::zitadel_link(&zitadel, None)? else { return Ok(None) };
     let client = opencrane_zitadel::Client::new(&link.api_url, &link.key, opencrane_zitadel::Timeouts::default())
         .map_err(|e| anyhow!("ZITADEL_MGMT_SA_KEY: {e}"))?;
+    client.set_trace_headers(crate::telemetry::header_hook());
     let base = args.platform_base_domain.clone().unwrap_or_else(|| "localhost".into());
     let plane = Arc::new(opencrane_provision::identity::IdentityPlane::new(client, base));
     let store: Arc<dyn app::service::fleet::identity::KeyStore> = Arc::new(files);

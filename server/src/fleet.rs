@@ -35,6 +35,7 @@ fn identity_plane(args: &FleetArgs) -> anyhow::Result<Option<(std::sync::Arc<Ide
     };
     let client = opencrane_zitadel::Client::new(&link.api_url, &link.key, opencrane_zitadel::Timeouts::default())
         .map_err(|e| anyhow::anyhow!("ZITADEL_MGMT_SA_KEY: {e}"))?;
+    client.set_trace_headers(crate::telemetry::header_hook());
     tracing::info!(
         url = %link.api_url,
         key_id = %link.key.key_id,

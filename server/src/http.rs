@@ -73,13 +73,25 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
                         req.headers().get(app::state::REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("-");
                     let path = req.uri().path();
                     // Probes arrive every few seconds: their requests are logged at DEBUG only.
-                    if matches!(path, "/healthz" | "/readyz") {
+                    let span = if matches!(path, "/healthz" | "/readyz") {
                         tracing::debug_span!("probe", method = %req.method(), path = %path, request_id = %id)
                     } else {
-                        tracing::info_span!("request", method = %req.method(), path = %path, request_id = %id)
-                    }
+                        // `route` and the trace span's name are filled in from the response
+                        // ([`crate::metrics::name_request_span`]).
+                        tracing::info_span!(
+                            "request",
+                            method = %req.method(),
+                            path = %path,
+                            request_id = %id,
+                            route = tracing::field::Empty,
+                            otel.kind = "server",
+                        )
+                    };
+                    crate::telemetry::set_remote_parent(&span, req.headers());
+                    span
                 })
                 .on_response(|res: &axum::http::Response<_>, latency: std::time::Duration, span: &tracing::Span| {
+                    crate::metrics::name_request_span(span, res);
                     let quiet = span.metadata().is_none_or(|m| *m.level() > Level::INFO);
                     let (status, latency) = (res.status().as_u16(), format!("{} ms", latency.as_millis()));
                     if quiet {
@@ -157,8 +169,21 @@ pub fn internal_router(state: AppState, auth: AuthConfig) -> Router {
         .layer(
             ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
-                .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-                    tracing::info_span!("internal", method = %req.method(), path = %req.uri().path())
+                .layer(TraceLayer::new_for_http().on_response(
+                    |res: &axum::http::Response<_>, latency: std::time::Duration, span: &tracing::Span| {
+                        crate::metrics::name_request_span(span, res);
+                        tracing::info!(latency = %format!("{} ms", latency.as_millis()), status = res.status().as_u16(), "finished processing request");
+                    },
+                ).make_span_with(|req: &Request<_>| {
+                    let span = tracing::info_span!(
+                        "internal",
+                        method = %req.method(),
+                        path = %req.uri().path(),
+                        route = tracing::field::Empty,
+                        otel.kind = "server",
+                    );
+                    crate::telemetry::set_remote_parent(&span, req.headers());
+                    span
                 }))
                 .layer(PropagateRequestIdLayer::new(request_id))
                 .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),

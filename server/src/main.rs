@@ -7,10 +7,12 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = opencrane::cli::Cli::parse();
-    let result = opencrane::telemetry::init(&cli.telemetry).and_then(|()| {
+    let service = cli.command.service_name();
+    let result = opencrane::telemetry::init(&cli.telemetry, service).and_then(|()| {
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
         runtime.block_on(opencrane::run(cli))
     });
+    opencrane::telemetry::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -149,7 +149,9 @@ pub struct RouteLabel(pub Arc<str>);
 /// Inner middleware (on the routed app): records the matched route template on the response.
 pub async fn label_route(req: Request, next: Next) -> Response {
     let matched = req.extensions().get::<MatchedPath>().map(|m| Arc::<str>::from(m.as_str()));
+    let method = req.method().clone();
     let mut response = next.run(req).await;
+    response.extensions_mut().insert(RequestMethod(method));
     if let Some(route) = matched
         && response.extensions().get::<RouteLabel>().is_none()
     {
@@ -157,6 +159,21 @@ pub async fn label_route(req: Request, next: Next) -> Response {
     }
     response
 }
+
+/// Names a request's span by the route template its response carries (`route` field, and the
+/// trace span `METHOD /template`), never by the path.
+pub fn name_request_span<B>(span: &tracing::Span, response: &axum::http::Response<B>) {
+    if let Some(RouteLabel(route)) = response.extensions().get::<RouteLabel>() {
+        span.record("route", route.as_ref());
+        if let Some(method) = response.extensions().get::<RequestMethod>() {
+            crate::telemetry::name_span(span, format!("{} {route}", method.0));
+        }
+    }
+}
+
+/// The request's method, carried to the response for [`name_request_span`].
+#[derive(Clone, Debug)]
+pub struct RequestMethod(pub axum::http::Method);
 
 /// Outer middleware: counts and times every request by role, method, route template and
 /// status. Paths are never labels (a customer's name is in many), only templates: unmatched
@@ -181,8 +198,11 @@ pub async fn track(role: Role, req: Request, next: Next) -> Response {
 pub async fn fleet_call(
     request: openidconnect::reqwest::RequestBuilder,
 ) -> openidconnect::reqwest::Result<openidconnect::reqwest::Response> {
+    let span = tracing::info_span!("fleet", otel.kind = "client");
+    let request =
+        span.in_scope(|| crate::telemetry::trace_headers().into_iter().fold(request, |r, (k, v)| r.header(k, v)));
     let started = Instant::now();
-    let result = request.send().await;
+    let result = tracing::Instrument::instrument(request.send(), span).await;
     let label = match &result {
         Ok(r) if r.status().is_success() => "ok",
         Ok(r) if r.status().is_server_error() => "http_5xx",

@@ -176,7 +176,9 @@ pub async fn start_portal(
     let sealing = secrets.clone().ok_or_else(|| {
         anyhow::anyhow!("OPENCRANE_CREDENTIALS_KEY is required with LITELLM_ENDPOINT (it seals the users' keys)")
     })?;
-    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master).context("LITELLM_ENDPOINT")?;
+    let client = opencrane_portal::litellm::LiteLlm::new(endpoint, master)
+        .context("LITELLM_ENDPOINT")?
+        .with_trace_headers(opencrane_portal::litellm::TraceHeaders(crate::telemetry::header_hook()));
     let mut reconciler = opencrane_portal::reconcile::Reconciler::new(silo, pool.clone(), client, sealing);
     if let Some(reader) = secret_reader {
         reconciler = reconciler.with_secret_reader(reader);

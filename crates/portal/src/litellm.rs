@@ -49,6 +49,18 @@ pub struct LiteLlm {
     base: String,
     master_key: String,
     http: reqwest::Client,
+    trace: Option<TraceHeaders>,
+}
+
+/// What each call sends besides its own headers: the caller's W3C trace context
+/// (`traceparent`), computed inside the call's span.
+#[derive(Clone)]
+pub struct TraceHeaders(pub std::sync::Arc<dyn Fn() -> Vec<(String, String)> + Send + Sync>);
+
+impl std::fmt::Debug for TraceHeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceHeaders(..)")
+    }
 }
 
 /// The fields of a key the portal manages.
@@ -177,7 +189,14 @@ impl LiteLlm {
             .connect_timeout(Duration::from_secs(3))
             .build()
             .map_err(|e| LiteLlmError::Unreachable(e.to_string()))?;
-        Ok(Self { base: base.trim_end_matches('/').to_owned(), master_key: master_key.to_owned(), http })
+        Ok(Self { base: base.trim_end_matches('/').to_owned(), master_key: master_key.to_owned(), http, trace: None })
+    }
+
+    /// The same client, sending `headers` (the trace context) with every call.
+    #[must_use]
+    pub fn with_trace_headers(mut self, headers: TraceHeaders) -> Self {
+        self.trace = Some(headers);
+        self
     }
 
     /// The endpoint, for messages.
@@ -203,8 +222,14 @@ impl LiteLlm {
             if let Some(body) = body {
                 request = request.json(body);
             }
+            let span = tracing::info_span!("litellm", otel.name = %format!("LiteLLM {method} {}", path.split('?').next().unwrap_or(path)), otel.kind = "client");
+            if let Some(trace) = &self.trace {
+                for (name, value) in span.in_scope(|| (trace.0)()) {
+                    request = request.header(name, value);
+                }
+            }
             let sent = std::time::Instant::now();
-            let response = request.send().await;
+            let response = tracing::Instrument::instrument(request.send(), span).await;
             record_call(&response, sent.elapsed());
             let response = match response {
                 Ok(r) => r,

@@ -107,7 +107,8 @@ async fn spawn(
         return;
     }
     let (pool, backend, identity, in_flight) = (pool.clone(), backend.clone(), identity.cloned(), in_flight.clone());
-    tasks.spawn(async move {
+    let span = tracing::info_span!("reconcile", cluster_tenant = %name);
+    tasks.spawn(tracing::Instrument::instrument(async move {
         let started = std::time::Instant::now();
         match reconcile::reconcile_with(&pool, backend.as_ref(), identity.as_deref(), &name).await {
             Ok(outcome) => {
@@ -119,5 +120,5 @@ async fn spawn(
             tracing::warn!(cluster_tenant = %name, error = %err, "publishing the status failed; retried on the next reconcile");
         }
         in_flight.lock().await.remove(&name);
-    });
+    }, span));
 }

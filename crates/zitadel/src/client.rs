@@ -132,7 +132,13 @@ struct Inner {
     token: tokio::sync::Mutex<Option<Cached>>,
     last_exchange: Mutex<Option<Exchange>>,
     last_success: Mutex<Option<DateTime<Utc>>>,
+    /// The caller's W3C trace context, sent with every Management API call.
+    trace: std::sync::OnceLock<TraceHeaders>,
 }
+
+/// What each call sends besides its own headers: the caller's trace context (`traceparent`),
+/// computed inside the call's span.
+pub type TraceHeaders = Arc<dyn Fn() -> Vec<(String, String)> + Send + Sync>;
 
 /// A client of one Zitadel instance, signed in with one service-account key (swappable).
 /// Cheap to clone; clones share the key, the token cache and the connection pool.
@@ -208,8 +214,14 @@ impl Client {
                 token: tokio::sync::Mutex::new(None),
                 last_exchange: Mutex::new(None),
                 last_success: Mutex::new(None),
+                trace: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Sends `headers` (the trace context) with every call of this client and its clones (set once).
+    pub fn set_trace_headers(&self, headers: TraceHeaders) {
+        let _ = self.inner.trace.set(headers);
     }
 
     /// A throwaway client of the same instance signing with `key` (its own token cache): how a
@@ -379,8 +391,15 @@ impl Client {
             if let Some(body) = body {
                 request = request.json(body);
             }
+            let span =
+                tracing::info_span!("zitadel", otel.name = %format!("Zitadel {method} {call}"), otel.kind = "client");
+            if let Some(trace) = self.inner.trace.get() {
+                for (name, value) in span.in_scope(|| trace()) {
+                    request = request.header(name, value);
+                }
+            }
             let sent = std::time::Instant::now();
-            let response = request.send().await;
+            let response = tracing::Instrument::instrument(request.send(), span).await;
             record_call(&response, sent.elapsed());
             let response = match response {
                 Ok(r) => r,

@@ -463,6 +463,7 @@ async fn a_fleet_killed_while_closing_a_month_leaves_the_draft(pool: PgPool) {
         .env("DATABASE_URL", &url)
         .env("PORT", port.to_string())
         .env("OPENCRANE_INTERNAL_PORT", internal.to_string())
+        .env("OPENCRANE_METRICS_PORT", "0")
         .env("OPENCRANE_BIND_ADDRESS", "127.0.0.1")
         .env("OPENCRANE_API_TOKEN", "kill-test-token-0123456789")
         .env("OPENCRANE_INSECURE_HTTP", "true")
