@@ -266,7 +266,7 @@ pub fn supply_chain() -> Result {
         );
     }
     // Quiet on the known duplicate majors (warnings); errors and the summary still print.
-    run(Command::new(deny).current_dir(root()).args(["--offline", "--log-level", "error", "check"]).args(checks))
+    run(Command::new(deny).current_dir(root()).args(["--log-level", "error", "check"]).args(checks))
 }
 
 /// The sign-in tests run a real OpenID Provider (npm `oidc-provider`) under Node.js; install its
