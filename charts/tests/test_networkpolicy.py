@@ -8,7 +8,8 @@ IP block, applied to pod IPs too as the conservative reading) over every pair of
 ports, and compared with what the product promises: a silo talks to itself; the ingress
 controller and the fleet-manager reach only the silo's manager; the manager reaches the fleet
 and the API server; every silo pod reaches DNS and HTTPS on the public internet; nothing else —
-in particular nothing between two silos. Pod labels come from the rendered pod templates; the
+in particular nothing between two silos; Prometheus (namespace monitoring) reaches only the
+managers' metrics port. Pod labels come from the rendered pod templates; the
 database pods carry CloudNativePG's `cnpg.io/cluster` label.
 """
 
@@ -19,7 +20,7 @@ import unittest
 from test_charts import FLEET, FLEET_PROFILES, SILO, SILO_PROFILES, merge, render
 
 API_SERVER = "10.96.0.1"
-PORTS = [("TCP", 8080), ("TCP", 8081), ("TCP", 5432), ("TCP", 4000), ("TCP", 8000), ("UDP", 53), ("TCP", 443), ("TCP", 6443), ("TCP", 80)]
+PORTS = [("TCP", 8080), ("TCP", 8081), ("TCP", 9090), ("TCP", 5432), ("TCP", 4000), ("TCP", 8000), ("UDP", 53), ("TCP", 443), ("TCP", 6443), ("TCP", 80)]
 
 
 class Endpoint:
@@ -104,6 +105,13 @@ def expected(src, dst, protocol, port):
     s, d = silo_of(src), silo_of(dst)
     if dst.role == "fleet" and (protocol, port) == ("TCP", 8081):
         return src.role == "manager"  # the internal API: silo managers only, from anywhere else nobody
+    if src.role == "monitoring":
+        # Prometheus scrapes the managers' metrics port, and nothing else of a silo or the fleet.
+        if (protocol, port) == ("TCP", 9090) and dst.role in ("manager", "fleet"):
+            return True
+        if dst.role == "fleet":
+            return None  # the fleet's console port is open to the cluster by design
+        return False if silo_of(dst) else None
     if s and s == d:
         return True
     if d:
@@ -150,6 +158,7 @@ class NetworkPolicyTruthTable(unittest.TestCase):
         pods_of(fleet, "opencrane-system", None)
         self.endpoints += [
             Endpoint("ingress-nginx/controller", "10.244.200.5", "ingress-nginx", {"app.kubernetes.io/name": "ingress-nginx"}, "ingress"),
+            Endpoint("monitoring/prometheus", "10.244.202.5", "monitoring", {"app.kubernetes.io/name": "prometheus"}, "monitoring"),
             Endpoint("kube-system/coredns", "10.244.201.5", "kube-system", {"k8s-app": "kube-dns"}, "dns"),
             Endpoint("apiserver", API_SERVER, None, None, "apiserver"),
             Endpoint("internet", "93.184.216.34", None, None, "internet"),
