@@ -127,6 +127,7 @@ FLEET_PROFILES = {
             },
         },
         "global": {"imageRegistry": "registry.example.com"},
+        "cilium": {"enabled": True},
         "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus"}}},
         "fleetManager": {
             "replicas": 2,
@@ -185,6 +186,7 @@ SILO_PROFILES = {
             "clusterTenant": {"vanityDomain": "portal.acme.com", "zitadel": {"clientId": "312345678901234567", "orgId": "298765432109876543"}},
             "ingress": {"externalIp": "203.0.113.10"},
             "global": {"imageRegistry": "registry.example.com"},
+            "cilium": {"enabled": True, "egressFQDNs": ["api.openai.com", "*.anthropic.com"]},
             "metrics": {"serviceMonitor": {"enabled": True}},
             "clustertenantManager": {
                 "replicas": 2,
