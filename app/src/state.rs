@@ -39,6 +39,9 @@ pub struct SiloSettings {
     /// The fleet console's URL (`--fleet-console-url`, else `https://platform.<base>`), for links
     /// to what is managed there (members).
     pub fleet_console: Option<String>,
+    /// On a cluster running Cilium: the access policies' domains also narrow the MCP gateway's
+    /// egress (`opencrane_portal::egress`); otherwise the gateway alone enforces them.
+    pub cilium_egress: bool,
 }
 
 /// What the silo portal needs beyond its database.

@@ -744,11 +744,18 @@ class Charts(unittest.TestCase):
                     yield from self.images(value, f"{path}.{key}" if path else key)
 
     def test_silo_role_is_what_the_manager_does(self):
-        objects, _ = render(SILO, SILO_PROFILES["everything-enabled"], SILO_NS)
+        objects, _ = render(SILO, merge(SILO_PROFILES["everything-enabled"], {"cilium": {"enabled": False}}), SILO_NS)
         role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-operator"))
         self.assertEqual(role["rules"], [
             {"apiGroups": ["opencrane.io"], "resources": ["tenants", "accesspolicies"], "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
             {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+        ])
+        # With Cilium, also the one policy it keeps for the MCP gateway's egress.
+        objects, _ = render(SILO, merge(SILO_PROFILES["everything-enabled"], {"cilium": {"enabled": True}}), SILO_NS)
+        role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].endswith("-operator"))
+        self.assertEqual(role["rules"][2:], [
+            {"apiGroups": ["cilium.io"], "resources": ["ciliumnetworkpolicies"], "resourceNames": ["opencrane-access-egress"], "verbs": ["get", "patch"]},
+            {"apiGroups": ["cilium.io"], "resources": ["ciliumnetworkpolicies"], "verbs": ["create"]},
         ])
 
     def test_gitops_mode_takes_every_secret_from_an_existing_one(self):

@@ -11,16 +11,25 @@ pods) and FQDNs match what they name; `toPorts` limits a rule to its ports. Ever
 port is compared with the same promise as the NetworkPolicy table, the two tables must agree on
 every pair, and the paths marked for mutual authentication (manager → its database and planes,
 silo manager → the fleet's internal API) must be allowed only by rules that require it.
+
+Each silo's policies include the one its manager applies at run time for the MCP gateway's
+egress (`opencrane access-egress-render`, the same code as the manager's pass), and since Cilium
+adds up the allows of both layers, the promise is also checked with both layers together: a
+narrower identity rule (provider FQDNs, the access policies' domains) must really narrow.
 """
 
 import copy
 import ipaddress
 import itertools
+import os
+import subprocess
 import unittest
 
-from test_charts import FLEET, FLEET_PROFILES, SILO, SILO_PROFILES, merge, render
+import yaml
+
+from test_charts import FLEET, FLEET_PROFILES, SILO, SILO_PROFILES, env_of, merge, render, validate_object
 import test_networkpolicy as floor
-from test_networkpolicy import API_SERVER, PORTS, allowed as np_allowed, expected, namespace_labels
+from test_networkpolicy import API_SERVER, PORTS, allowed as np_allowed, allowed_direction as np_direction, expected, namespace_labels
 
 NS_KEY = "k8s:io.kubernetes.pod.namespace"
 NS_LABEL = "k8s:io.cilium.k8s.namespace.labels."
@@ -127,6 +136,46 @@ def allowed(policies, src, dst, protocol, port):
     return ingress and egress
 
 
+def np_isolates(network_policies, subject, direction):
+    types = "Ingress" if direction == "ingress" else "Egress"
+    return any(p["metadata"]["namespace"] == subject.namespace and types in p["spec"].get("policyTypes", ["Ingress"])
+               and floor.selects(p["spec"]["podSelector"], subject.labels) for p in network_policies)
+
+
+def combined_direction(policies, network_policies, subject, other, protocol, port, direction):
+    """One direction under Cilium with both layers: isolated once either selects the endpoint,
+    then allowed by any rule of either."""
+    if subject.namespace is None:
+        return True
+    _, rules = verdict(policies, subject, other, protocol, port, direction)
+    np_iso = np_isolates(network_policies, subject, direction)
+    if rules is None and not np_iso:
+        return True
+    return bool(rules) or (np_iso and np_direction(network_policies, subject, other, protocol, port, direction))
+
+
+def combined(policies, network_policies, src, dst, protocol, port):
+    return (combined_direction(policies, network_policies, dst, src, protocol, port, "ingress")
+            and combined_direction(policies, network_policies, src, dst, protocol, port, "egress"))
+
+
+def access_egress(namespace, floor_json, policies_yaml=""):
+    """The manager's run-time policy for the MCP gateway, from the binary."""
+    binary = os.environ.get("OPENCRANE_BIN")
+    if not binary:
+        raise unittest.SkipTest("OPENCRANE_BIN is not set (cargo xtask test sets it)")
+    result = subprocess.run([binary, "access-egress-render", "-f", "-", "--namespace", namespace, "--egress-floor", floor_json],
+                            input=policies_yaml, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AssertionError(f"access-egress-render failed: {result.stderr}")
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+def egress_floor_of(objects):
+    manager = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
+    return env_of(manager["spec"]["template"]["spec"]["containers"][0])["OPENCRANE_CILIUM_EGRESS_FLOOR"]["value"]
+
+
 def authenticated(policies, src, dst, protocol, port):
     """Whether every rule admitting the flow at its destination requires mutual authentication."""
     _, rules = verdict(policies, dst, src, protocol, port, "ingress")
@@ -151,7 +200,7 @@ class CiliumTruthTable(unittest.TestCase):
         self.network_policies = table.policies
         internet = next(e for e in self.endpoints if e.role == "internet")
         internet.host = "api.openai.com"
-        self.policies = []
+        self.policies, self.both_network_policies, self.floors = [], [], {}
         for silo in ("acme", "beta"):
             values = merge(SILO_PROFILES["fleet-managed"], {
                 "clusterTenant": {"name": silo}, "cilium": {"enabled": True},
@@ -159,8 +208,13 @@ class CiliumTruthTable(unittest.TestCase):
             })
             objects, _ = render(SILO, values, f"opencrane-{silo}")
             self.policies += [o for o in objects if o["kind"] == "CiliumNetworkPolicy"]
+            self.both_network_policies += [o for o in objects if o["kind"] == "NetworkPolicy"]
+            # No access policy yet: the gateway's run-time egress is the floor's allow-list.
+            self.floors[silo] = egress_floor_of(objects)
+            self.policies += access_egress(f"opencrane-{silo}", self.floors[silo])
         fleet, _ = render(FLEET, merge(FLEET_PROFILES["default"], {"cilium": {"enabled": True}}), "opencrane-system")
         self.policies += [o for o in fleet if o["kind"] == "CiliumNetworkPolicy"]
+        self.both_network_policies += [o for o in fleet if o["kind"] == "NetworkPolicy"]
 
     def flows(self):
         for src, dst in itertools.permutations(self.endpoints, 2):
@@ -223,6 +277,52 @@ class CiliumTruthTable(unittest.TestCase):
         self.assertTrue(allowed(policies, manager, internet, "TCP", 443))
         internet.host = "evil.example.com"
         self.assertFalse(allowed(policies, manager, internet, "TCP", 443))
+
+    def test_both_layers_together_keep_the_promise(self):
+        """Cilium enforces the NetworkPolicies too and adds up the allows of both layers."""
+        wrong = [f"{s} → {d} {p}/{n}" for s, d, p, n, want in self.flows()
+                 if combined(self.policies, self.both_network_policies, s, d, p, n) != want]
+        self.assertEqual(wrong, [])
+
+    def test_the_access_policies_narrow_the_gateway_under_both_layers(self):
+        everyone = """apiVersion: opencrane.io/v1alpha1
+kind: AccessPolicy
+metadata: {name: everyone, namespace: opencrane-acme}
+spec: {domains: {allow: ["github.com", "*.atlassian.net"], deny: [], defaultDeny: true}}
+"""
+        narrowed = access_egress("opencrane-acme", self.floors["acme"], everyone)
+        self.assertEqual(narrowed[0]["metadata"]["name"], "opencrane-access-egress")
+        validate_object(self, narrowed[0])
+        policies = [p for p in self.policies if p["metadata"]["name"] != "opencrane-access-egress" or p["metadata"]["namespace"] != "opencrane-acme"]
+        policies += narrowed
+        gateway = next(e for e in self.endpoints if e.name == "acme/mcp-gateway")
+        internet = next(e for e in self.endpoints if e.role == "internet")
+        reach = lambda host, nps=self.both_network_policies: (setattr(internet, "host", host), combined(policies, nps, gateway, internet, "TCP", 443))[1]
+        self.assertTrue(reach("github.com"))
+        self.assertTrue(reach("jira.atlassian.net"))
+        self.assertFalse(reach("api.openai.com"), "a domain no policy allows")
+        # A floor that still covered the gateway would widen it again: the evaluator sees that.
+        widened = copy.deepcopy(self.both_network_policies)
+        for p in widened:
+            if p["metadata"]["name"].endswith("-egress-https"):
+                p["spec"]["podSelector"] = {}
+        self.assertTrue(reach("api.openai.com", widened))
+        # A policy with a selector governs only some users: no narrowing, the floor applies.
+        some = everyone.replace("spec: {", "spec: {tenantSelector: {matchLabels: {team: eng}}, ")
+        self.assertIn("toCIDRSet", access_egress("opencrane-acme", self.floors["acme"], some)[0]["spec"]["egress"][0])
+
+    def test_provider_fqdns_narrow_under_both_layers(self):
+        values = merge(SILO_PROFILES["fleet-managed"], {"cilium": {"enabled": True, "egressFQDNs": ["api.openai.com"]}})
+        objects, _ = render(SILO, values, "opencrane-acme")
+        policies = [o for o in objects if o["kind"] == "CiliumNetworkPolicy"]
+        nps = [o for o in objects if o["kind"] == "NetworkPolicy"]
+        self.assertFalse([p for p in nps if p["metadata"]["name"].endswith("-egress-https")], "the floor would widen it")
+        manager = next(e for e in self.endpoints if e.name == "acme/clustertenant-manager")
+        internet = next(e for e in self.endpoints if e.role == "internet")
+        internet.host = "api.openai.com"
+        self.assertTrue(combined(policies, nps, manager, internet, "TCP", 443))
+        internet.host = "evil.example.com"
+        self.assertFalse(combined(policies, nps, manager, internet, "TCP", 443))
 
     def test_off_by_default(self):
         for chart, values, ns in ((SILO, SILO_PROFILES["fleet-managed"], "opencrane-acme"), (FLEET, FLEET_PROFILES["default"], "opencrane-system")):

@@ -246,3 +246,66 @@ class PlatformDns(unittest.TestCase):
         self.assertFalse([o for o in objects if o["metadata"]["name"].endswith("-dns01-solver")])
         env = env_of(next(o for o in objects if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0])
         self.assertEqual(env["OPENCRANE_MANAGE_ISSUER"]["value"], "false")
+
+
+def plural(kind):
+    """The resource name of a kind, as the API server spells it (enough for the kinds here)."""
+    lower = kind.lower()
+    if lower.endswith("y"):
+        return lower[:-1] + "ies"
+    if lower.endswith("s"):
+        return lower + "es"
+    return lower + "s"
+
+
+def grants(role, obj, verbs=("get", "create", "patch", "delete")):
+    group = obj["apiVersion"].rpartition("/")[0]
+    resource = plural(obj["kind"])
+    for verb in verbs:
+        if not any(
+            group in rule.get("apiGroups", [])
+            and resource in rule.get("resources", [])
+            and verb in rule.get("verbs", [])
+            and "resourceNames" not in rule
+            for rule in role["rules"]
+        ):
+            return f"{verb} {resource}.{group or 'core'}"
+    return None
+
+
+class Permissions(unittest.TestCase):
+    def test_the_fleet_may_write_what_the_pipeline_and_the_release_write_on_a_cilium_cluster(self):
+        """Every object the pipeline applies (with Cilium discovered) is within the fleet manager's
+        ClusterRole, and every namespaced object of the release (identity policies included)
+        within the silo-installer role the pipeline binds in the silo's namespace."""
+        from test_charts import FLEET, FLEET_NS, FLEET_PROFILES
+
+        fleet, _ = render(FLEET, FLEET_PROFILES["everything-enabled"], FLEET_NS)
+        roles = {o["metadata"]["name"]: o for o in fleet if o["kind"] == "ClusterRole"}
+        manager, installer = roles["opencrane-fleet-manager"], roles["opencrane-fleet-silo-installer"]
+        crd_rule = next(r for r in manager["rules"] if "customresourcedefinitions" in r["resources"])
+        self.assertIn("ciliumnetworkpolicies.cilium.io", crd_rule["resourceNames"], "the provisioner looks for Cilium")
+        pipeline = objects_for(EXAMPLE.read_text(), "--ingress-ip", "203.0.113.7", "--cilium")
+        self.assertIn("CiliumNetworkPolicy", [o["kind"] for o in pipeline])
+        for obj in pipeline:
+            validate_object(self, obj)
+            if obj["kind"] in ("Namespace", "RoleBinding"):
+                continue  # the namespace and the installer binding have rules of their own
+            self.assertIsNone(grants(manager, obj), describe_obj(obj))
+        values_text = provision_render(EXAMPLE.read_text(), "--release-values").stdout
+        values = merge(merge(SILO_PROFILES["fleet-managed"], yaml.safe_load(values_text)), {"cilium": {"enabled": True}})
+        release, _ = render(SILO, values, SILO_NS)
+        self.assertIn("CiliumNetworkPolicy", [o["kind"] for o in release])
+        for obj in release:
+            # Cluster-scoped objects (the read-only role on its own ClusterTenant) are the
+            # manager's to write; the namespace's objects the installer role's.
+            scoped = manager if obj["kind"] in ("ClusterRole", "ClusterRoleBinding") else installer
+            self.assertIsNone(grants(scoped, obj), describe_obj(obj))
+        # Without the rule the test fails.
+        trimmed = {**installer, "rules": [r for r in installer["rules"] if "cilium.io" not in r["apiGroups"]]}
+        cilium = next(o for o in release if o["kind"] == "CiliumNetworkPolicy")
+        self.assertEqual(grants(trimmed, cilium), "get ciliumnetworkpolicies.cilium.io")
+
+
+def describe_obj(obj):
+    return f"{obj['kind']} {obj['metadata']['name']}"

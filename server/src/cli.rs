@@ -35,6 +35,10 @@ pub enum Command {
     /// `-` for stdin): the objects of every step, and the values of its silo release. Nothing is
     /// applied; errors name the field.
     ProvisionRender(ProvisionRenderArgs),
+    /// Print the CiliumNetworkPolicy a silo manager applies on a cluster running Cilium for
+    /// these AccessPolicy resources (a YAML file of documents, `-` for stdin): the MCP gateway's
+    /// egress, narrowed to the policies' domains or the floor's allow-list. Nothing is applied.
+    AccessEgressRender(AccessEgressRenderArgs),
     /// Print the OpenAPI 3.1 document of one role's REST API (JSON), as that role serves it at
     /// `/api/v1/openapi.json` with every feature area on.
     Openapi {
@@ -129,6 +133,20 @@ impl ClusterArgs {
     }
 }
 
+/// `access-egress-render` flags.
+#[derive(Debug, Args)]
+pub struct AccessEgressRenderArgs {
+    /// AccessPolicy resources (YAML documents; none is fine), or `-` for stdin.
+    #[arg(long = "file", short = 'f')]
+    pub file: PathBuf,
+    /// The silo's namespace.
+    #[arg(long)]
+    pub namespace: String,
+    /// The floor's HTTPS allow-list, as the chart passes it (OPENCRANE_CILIUM_EGRESS_FLOOR).
+    #[arg(long, env = "OPENCRANE_CILIUM_EGRESS_FLOOR", value_parser = parse_egress_floor)]
+    pub egress_floor: EgressFloor,
+}
+
 /// `provision-render` flags.
 #[derive(Debug, Args)]
 pub struct ProvisionRenderArgs {
@@ -144,6 +162,10 @@ pub struct ProvisionRenderArgs {
     /// Print the silo release's values instead of the objects.
     #[arg(long)]
     pub release_values: bool,
+    /// Render as on a cluster running Cilium (the provisioner discovers it by its CRD): adds the
+    /// identity layer's default-deny CiliumNetworkPolicy.
+    #[arg(long)]
+    pub cilium: bool,
     /// The file is a `PUT /api/v1/platform/dns` body (JSON or YAML): print the platform issuer's
     /// objects (the solver Secret, the ClusterIssuer) instead.
     #[arg(long)]
@@ -477,6 +499,12 @@ pub struct SiloArgs {
     /// Refuse to start without --watch-namespace.
     #[arg(long, env = "REQUIRE_WATCH_NAMESPACE", default_value = "false", value_parser = parse_flag, action = ArgAction::Set)]
     pub require_watch_namespace: bool,
+    /// On a cluster running Cilium (the silo chart sets it with `cilium.enabled`): the
+    /// NetworkPolicy floor's HTTPS allow-list as JSON (`[{"cidr": "0.0.0.0/0", "except": […]}]`).
+    /// The MCP gateway's egress then follows the access policies (CiliumNetworkPolicy
+    /// `opencrane-access-egress`).
+    #[arg(long, env = "OPENCRANE_CILIUM_EGRESS_FLOOR", value_parser = parse_egress_floor)]
+    pub cilium_egress_floor: Option<EgressFloor>,
     /// The silo portal's enforcement and secrets.
     #[command(flatten)]
     pub portal: PortalArgs,
@@ -814,6 +842,16 @@ fn parse_domain(value: &str) -> Result<String, String> {
     let domain = value.trim().trim_end_matches('.').to_ascii_lowercase();
     app::model::rules::domain_name(&domain)?;
     Ok(domain)
+}
+
+/// The NetworkPolicy floor's HTTPS allow-list, as the silo chart passes it.
+#[derive(Clone, Debug)]
+pub struct EgressFloor(pub Vec<opencrane_portal::egress::CidrBlock>);
+
+fn parse_egress_floor(value: &str) -> Result<EgressFloor, String> {
+    serde_json::from_str(value)
+        .map(EgressFloor)
+        .map_err(|e| format!("expected a JSON list of {{\"cidr\": …, \"except\": […]}}: {e}"))
 }
 
 fn parse_cluster_tenant(value: &str) -> Result<String, String> {

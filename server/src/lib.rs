@@ -42,6 +42,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             tokio::task::spawn_blocking(move || deploy::run(args)).await.context("the deploy task")?
         }
         Command::ProvisionRender(args) => provision_render(&args),
+        Command::AccessEgressRender(args) => access_egress_render(&args),
         Command::Openapi { role } => {
             // The document depends on the role and its switches, never on data: the pool is
             // never connected.
@@ -81,16 +82,39 @@ async fn rotate_credentials_key(args: &cli::RotateCredentialsKeyArgs) -> anyhow:
     ))
 }
 
-/// `opencrane provision-render`: the provisioner's pure steps, printed.
-fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
+/// A file's text, or stdin's for `-`.
+fn read_input(file: &std::path::Path) -> anyhow::Result<String> {
     use std::io::Read as _;
-    let text = if args.file.as_os_str() == "-" {
+    if file.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
-        text
+        Ok(text)
     } else {
-        std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
-    };
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))
+    }
+}
+
+/// `opencrane access-egress-render`: the silo runtime's pure egress step, printed.
+fn access_egress_render(args: &cli::AccessEgressRenderArgs) -> anyhow::Result<()> {
+    use serde::Deserialize as _;
+    let text = read_input(&args.file)?;
+    let mut rules = Vec::new();
+    for (i, document) in serde_yaml_ng::Deserializer::from_str(&text).enumerate() {
+        let value = serde_yaml_ng::Value::deserialize(document).with_context(|| format!("document {}", i + 1))?;
+        if value.is_null() {
+            continue;
+        }
+        let policy: opencrane_crd::access_policy::AccessPolicy = serde_yaml_ng::from_value(value)
+            .with_context(|| format!("document {} is not an AccessPolicy resource", i + 1))?;
+        rules.push(opencrane_portal::egress::DomainRules::of_spec(&policy.spec));
+    }
+    let policy = opencrane_portal::egress::gateway_egress(&rules, &args.egress_floor.0, &args.namespace);
+    write_stdout(&format!("---\n{}", serde_yaml_ng::to_string(&policy)?))
+}
+
+/// `opencrane provision-render`: the provisioner's pure steps, printed.
+fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
+    let text = read_input(&args.file)?;
     if args.platform_dns {
         return platform_dns_render(args, &text);
     }
@@ -106,7 +130,7 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
         return write_stdout(&serde_yaml_ng::to_string(&opencrane_provision::build::release_values(&desired))?);
     }
     let mut out = String::new();
-    for object in opencrane_provision::build::all_objects(&desired, &settings) {
+    for object in opencrane_provision::build::all_objects(&desired, &settings, args.cilium) {
         out.push_str("---\n");
         out.push_str(&serde_yaml_ng::to_string(&object)?);
     }

@@ -81,8 +81,17 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         silo.portal = start_portal(&own_name, &state.pool, &args.portal, reader, portal_stop).await?;
         // In a cluster, each user is also a Tenant resource in the silo's namespace.
         if let Some((namespace, client)) = cluster {
-            let runtime =
-                opencrane_portal::runtime::TenantRuntime::new(client, &namespace, state.pool.clone(), &own_name);
+            let mut runtime = opencrane_portal::runtime::TenantRuntime::new(
+                client.clone(),
+                &namespace,
+                state.pool.clone(),
+                &own_name,
+            );
+            if let Some(floor) = args.cilium_egress_floor.clone() {
+                runtime = runtime.with_cilium(client, floor.0);
+                silo.cilium_egress = true;
+                tracing::info!(%namespace, "The MCP gateway's egress follows the access policies (Cilium)");
+            }
             let trigger = opencrane_portal::reconcile::Trigger::default();
             silo.portal.triggers.push(trigger.clone());
             tokio::spawn(runtime.run(trigger));
@@ -135,6 +144,7 @@ pub fn silo_state(
             fleet_console: base_domain.as_ref().map(|base| format!("https://platform.{base}")),
             base_domain,
             portal: app::state::PortalRuntime::default(),
+            cilium_egress: false,
         }),
         sign_in,
         health: None,

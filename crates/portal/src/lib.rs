@@ -14,6 +14,7 @@
 //! - `fake` (feature): a LiteLLM built from its documented API shapes, for tests.
 
 pub mod credentials_key;
+pub mod egress;
 pub mod litellm;
 pub mod reconcile;
 pub mod runtime;

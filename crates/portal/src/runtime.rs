@@ -109,6 +109,10 @@ pub struct TenantRuntime {
     policies: Api<AccessPolicy>,
     pool: PgPool,
     cluster_tenant: String,
+    namespace: String,
+    /// On a cluster running Cilium: the CiliumNetworkPolicy API and the floor's HTTPS allow-list
+    /// (see [`crate::egress`]).
+    cilium: Option<(Api<kube::core::DynamicObject>, Vec<crate::egress::CidrBlock>)>,
 }
 
 impl TenantRuntime {
@@ -119,7 +123,18 @@ impl TenantRuntime {
             policies: Api::namespaced(client, namespace),
             pool,
             cluster_tenant: cluster_tenant.to_owned(),
+            namespace: namespace.to_owned(),
+            cilium: None,
         }
+    }
+
+    /// On a cluster running Cilium: the MCP gateway's egress follows the access policies too,
+    /// `floor` being the NetworkPolicy floor's HTTPS allow-list.
+    pub fn with_cilium(mut self, client: Client, floor: Vec<crate::egress::CidrBlock>) -> Self {
+        use kube::core::{ApiResource, GroupVersionKind};
+        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk("cilium.io", "v2", "CiliumNetworkPolicy"));
+        self.cilium = Some((Api::namespaced_with(client, &self.namespace, &resource), floor));
+        self
     }
 
     /// Runs passes forever: every [`crate::reconcile::INTERVAL`], or sooner when `trigger` is poked.
@@ -142,6 +157,7 @@ impl TenantRuntime {
         let mut report = RuntimeReport::default();
         // Policies first: a user's policyRef must name an existing policy.
         self.policies(&mut report).await?;
+        self.gateway_egress(&mut report).await?;
         let resources = self.api.list(&ListParams::default()).await?.items;
         let rows = tenants::list(&self.pool, &TenantFilter::default()).await?;
         for r in &resources {
@@ -279,6 +295,21 @@ pub fn policy_drift(want: &AccessPolicySpec, observed: &AccessPolicySpec) -> Vec
 }
 
 impl TenantRuntime {
+    /// On a cluster running Cilium, applies the gateway's egress policy when it differs.
+    async fn gateway_egress(&self, report: &mut RuntimeReport) -> Result<(), RuntimeError> {
+        use crate::egress::{ACCESS_EGRESS, DomainRules, gateway_egress};
+        let Some((api, floor)) = &self.cilium else { return Ok(()) };
+        let rules: Vec<DomainRules> = policy_db::list(&self.pool).await?.iter().map(DomainRules::of_row).collect();
+        let want = gateway_egress(&rules, floor, &self.namespace);
+        let observed = api.get_opt(ACCESS_EGRESS).await?;
+        if observed.as_ref().is_none_or(|o| o.data.get("spec") != Some(&want["spec"])) {
+            let params = PatchParams::apply(FIELD_MANAGER).force();
+            api.patch(ACCESS_EGRESS, &params, &Patch::Apply(&want)).await?;
+            report.applied.push(format!("egress {ACCESS_EGRESS}"));
+        }
+        Ok(())
+    }
+
     /// Makes the AccessPolicy resources follow the policy rows: applies what differs (reported
     /// as drift), adopts unlabelled resources without a row, deletes labelled ones without.
     async fn policies(&self, report: &mut RuntimeReport) -> Result<(), RuntimeError> {

@@ -166,6 +166,9 @@ pub fn quota(desired: &Desired) -> Vec<Value> {
     ]
 }
 
+/// The identity layer's default-deny CiliumNetworkPolicy.
+pub const CILIUM_DEFAULT_DENY: &str = "opencrane-identity-default-deny";
+
 /// Step 3: the floor's first brick — deny all ingress and egress of every pod in the namespace.
 /// The release's chart adds the allows (intra-silo, ingress controller, fleet API, DNS, egress
 /// allow-list); until it does, nothing in the namespace can talk to anything.
@@ -175,6 +178,23 @@ pub fn network_policy(desired: &Desired) -> Value {
         "kind": "NetworkPolicy",
         "metadata": metadata(desired, DEFAULT_DENY, "network-policy"),
         "spec": { "podSelector": {}, "policyTypes": ["Ingress", "Egress"] },
+    })
+}
+
+/// Step 3, on a cluster running Cilium: the identity layer's default deny in the silo's namespace
+/// (every endpoint selected, both directions enforced, nothing allowed; the release's
+/// CiliumNetworkPolicies add the allows on identities).
+pub fn cilium_default_deny(desired: &Desired) -> Value {
+    json!({
+        "apiVersion": "cilium.io/v2",
+        "kind": "CiliumNetworkPolicy",
+        "metadata": metadata(desired, CILIUM_DEFAULT_DENY, "network-policy"),
+        "spec": {
+            "description": "Default deny on workload identity; the silo release adds the allows.",
+            "endpointSelector": {},
+            "ingress": [{}],
+            "egress": [{}],
+        },
     })
 }
 
@@ -264,11 +284,14 @@ pub fn release_values(desired: &Desired) -> Value {
 }
 
 /// Every object the pipeline applies itself, in step order (for `opencrane provision render`
-/// and the offline validation).
-pub fn all_objects(desired: &Desired, settings: &ClusterSettings) -> Vec<Value> {
+/// and the offline validation); `cilium`: as on a cluster running Cilium.
+pub fn all_objects(desired: &Desired, settings: &ClusterSettings, cilium: bool) -> Vec<Value> {
     let mut objects = vec![namespace(desired), installer_binding(desired, settings)];
     objects.extend(quota(desired));
     objects.push(network_policy(desired));
+    if cilium {
+        objects.push(cilium_default_deny(desired));
+    }
     objects.push(database(desired, settings));
     objects.extend(dns(desired, settings));
     objects
@@ -380,7 +403,7 @@ mod tests {
             quota: Some(Quota { cpu: Some("1".into()), ..Quota::default() }),
             ..desired()
         };
-        let objects = all_objects(&d, &settings);
+        let objects = all_objects(&d, &settings, true);
         assert_eq!(
             kinds(&objects),
             [
@@ -389,6 +412,7 @@ mod tests {
                 "ResourceQuota",
                 "LimitRange",
                 "NetworkPolicy",
+                "CiliumNetworkPolicy",
                 "Cluster",
                 "DNSEndpoint",
                 "Certificate"

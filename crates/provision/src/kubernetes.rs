@@ -83,7 +83,16 @@ pub struct KubernetesBackend {
     client: Client,
     settings: KubernetesSettings,
     events: kube::runtime::events::Recorder,
+    /// Whether the cluster runs Cilium (its CiliumNetworkPolicy CRD exists), and when that was
+    /// last looked at: discovered, never configured, at most every [`CILIUM_RECHECK`].
+    cilium: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
 }
+
+/// How long a Cilium discovery is believed.
+const CILIUM_RECHECK: Duration = Duration::from_secs(600);
+
+/// The CRD whose presence means Cilium enforces its policies here.
+pub const CILIUM_CRD: &str = "ciliumnetworkpolicies.cilium.io";
 
 /// The release name every silo gets.
 pub const RELEASE: &str = "opencrane";
@@ -95,6 +104,8 @@ fn resource(api_version: &str, kind: &str) -> Option<ApiResource> {
         "ResourceQuota" => "resourcequotas",
         "LimitRange" => "limitranges",
         "NetworkPolicy" => "networkpolicies",
+        "CiliumNetworkPolicy" => "ciliumnetworkpolicies",
+        "CustomResourceDefinition" => "customresourcedefinitions",
         "Cluster" => "clusters",
         "DNSEndpoint" => "dnsendpoints",
         "Certificate" => "certificates",
@@ -158,7 +169,23 @@ impl KubernetesBackend {
     pub fn new(client: Client, settings: KubernetesSettings) -> Self {
         let reporter = kube::runtime::events::Reporter { controller: FIELD_MANAGER.into(), instance: None };
         let events = kube::runtime::events::Recorder::new(client.clone(), reporter);
-        Self { client, settings, events }
+        Self { client, settings, events, cilium: std::sync::Mutex::new(None) }
+    }
+
+    /// Whether the cluster runs Cilium (its CiliumNetworkPolicy CRD exists), re-checked every
+    /// ten minutes.
+    pub(crate) async fn has_cilium(&self) -> Result<bool, StepFailure> {
+        if let Ok(known) = self.cilium.lock()
+            && let Some((at, present)) = *known
+            && at.elapsed() < CILIUM_RECHECK
+        {
+            return Ok(present);
+        }
+        let present = self.exists("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, CILIUM_CRD).await?;
+        if let Ok(mut known) = self.cilium.lock() {
+            *known = Some((std::time::Instant::now(), present));
+        }
+        Ok(present)
     }
 
     /// The client (for leader election on the same connection).

@@ -73,7 +73,7 @@ async fn the_list_paginates_and_sorts(pool: PgPool) {
 async fn silo_pages_show_the_silo(pool: PgPool) {
     let silo_db = support::silo_db(&pool).await;
     opencrane_silo_db::memberships::upsert(&silo_db, "acme", "ana", "owner", "active").await.unwrap();
-    let silo = support::silo(silo_db, true);
+    let silo = support::silo(silo_db.clone(), true);
     let overview = send(&silo, Method::GET, "/", None, false).await;
     assert_eq!(overview.status, StatusCode::OK);
     assert!(overview.text.contains(r#"<body data-role="silo""#));
@@ -84,6 +84,12 @@ async fn silo_pages_show_the_silo(pool: PgPool) {
     assert_eq!(audit.status, StatusCode::OK);
     let fleet_page = send(&silo, Method::GET, "/cluster-tenants", None, false).await;
     assert_eq!(fleet_page.status, StatusCode::NOT_FOUND, "fleet pages do not exist on a silo");
+    // Where domain rules are enforced: the gateway only, unless the cluster runs Cilium.
+    let policies = send(&silo, Method::GET, "/policies", None, false).await;
+    assert!(policies.text.contains("Domain rules are enforced at the gateway only"), "{}", policies.text);
+    let cilium = support::silo_with(silo_db, true, |s| s.cilium_egress = true);
+    let policies = send(&cilium, Method::GET, "/policies", None, false).await;
+    assert!(policies.text.contains("Cilium enforces these domains for the MCP gateway too"), "{}", policies.text);
 }
 
 #[sqlx::test(migrations = false)]

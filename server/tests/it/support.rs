@@ -78,8 +78,17 @@ pub fn fleet_internal(pool: PgPool) -> Router {
 
 /// The silo router for ClusterTenant `acme`.
 pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
+    silo_with(pool, dev_identity, |_| {})
+}
+
+/// A silo whose settings `tweak` changes first.
+pub fn silo_with(pool: PgPool, dev_identity: bool, tweak: impl FnOnce(&mut app::state::SiloSettings)) -> Router {
     let scope = Scope::Silo { cluster_tenant: "acme".into(), org_admin_groups: Vec::new(), fleet: None };
-    router(silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), false), dev_identity, scope)
+    let mut state = silo::silo_state(options(), pool, "acme".into(), Some("example.com".into()), false);
+    if let app::state::RoleSettings::Silo(settings) = &mut state.role {
+        tweak(settings);
+    }
+    router(state, dev_identity, scope)
 }
 
 fn router(state: AppState, dev_identity: bool, scope: Scope) -> Router {

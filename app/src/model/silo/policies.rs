@@ -169,4 +169,6 @@ pub struct PoliciesOverview {
     pub groups: Vec<(String, String)>,
     /// Access to a model when no grant applies.
     pub default_model_access: String,
+    /// Where domain rules are enforced (the gateway only, or Cilium too).
+    pub domain_enforcement: String,
 }

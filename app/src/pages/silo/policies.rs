@@ -105,6 +105,7 @@ pub fn PoliciesPage() -> impl IntoView {
                         view! {
                             <section>
                                 <h2>"Access policies"</h2>
+                                <p class="muted" id="domain-enforcement">{o.domain_enforcement.clone()}</p>
                                 <details class="card" open=o.policies.is_empty() || forms::echoed("new-policy")>
                                     <summary>"New policy"</summary>
                                     <PortalForm id="new-policy".to_owned() fields=policy_fields(None) target=FormTarget::SavePolicy(true) submit_label="Create policy".to_owned() done="/policies".to_owned() />

@@ -108,6 +108,7 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<PoliciesOverv
         users: snap.tenants.iter().map(|t| t.name.clone()).collect(),
         groups,
         default_model_access: snap.settings.default_model_access,
+        domain_enforcement: opencrane_portal::egress::enforcement_note(state.silo()?.cilium_egress).to_owned(),
     })
 }
 

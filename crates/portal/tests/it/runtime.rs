@@ -160,3 +160,59 @@ async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
     assert_eq!(report.deleted, ["policy eng"]);
     assert!(policies.get_opt("eng").await.unwrap().is_none());
 }
+
+/// On a cluster running Cilium the pass also keeps the MCP gateway's egress policy: the floor
+/// while no policy governs everybody, the policies' domains once one does, back to the floor
+/// when it goes; a converged pass writes nothing. Without Cilium it never touches that API.
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn on_cilium_the_gateway_egress_follows_the_access_policies(pool: PgPool) {
+    use opencrane_portal::egress::{ACCESS_EGRESS, CidrBlock};
+    let server = FakeApiServer::start().await.unwrap();
+    let kube = client(&server.url());
+    let namespace = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta { name: Some(NS.into()), ..Default::default() },
+        ..Default::default()
+    };
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(kube.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let path = format!("/apis/cilium.io/v2/namespaces/{NS}/ciliumnetworkpolicies/{ACCESS_EGRESS}");
+
+    // Without Cilium: nothing of it.
+    let plain = TenantRuntime::new(kube.clone(), NS, pool.clone(), "acme");
+    plain.pass().await.unwrap();
+    assert!(server.requests().iter().all(|(_, p)| !p.contains("cilium.io")), "no Cilium API call without Cilium");
+
+    let floor = vec![CidrBlock { cidr: "0.0.0.0/0".into(), except: vec!["10.0.0.0/8".into()] }];
+    let runtime = TenantRuntime::new(kube.clone(), NS, pool.clone(), "acme").with_cilium(kube, floor);
+    let report = runtime.pass().await.unwrap();
+    assert_eq!(report.applied, [format!("egress {ACCESS_EGRESS}")]);
+    let applied = server.object(&path).unwrap();
+    assert_eq!(applied["spec"]["endpointSelector"]["matchLabels"]["app.kubernetes.io/component"], "mcp-gateway");
+    assert_eq!(applied["spec"]["egress"][0]["toCIDRSet"][0]["cidr"], "0.0.0.0/0");
+    assert_eq!(runtime.pass().await.unwrap(), Default::default(), "converged: nothing written");
+
+    let everyone = json!({});
+    let egress = json!([]);
+    let fields = opencrane_silo_db::policies::PolicyFields {
+        description: "Everybody",
+        tenant_selector: &everyone,
+        allowed_domains: &["github.com".to_owned(), "*.atlassian.net".to_owned()],
+        denied_domains: &["gist.github.com".to_owned()],
+        egress_rules: &egress,
+    };
+    opencrane_silo_db::policies::insert(&pool, "everyone", &fields).await.unwrap();
+    let report = runtime.pass().await.unwrap();
+    assert!(report.applied.contains(&format!("egress {ACCESS_EGRESS}")), "{report:?}");
+    let narrowed = server.object(&path).unwrap();
+    assert_eq!(
+        narrowed["spec"]["egress"][0]["toFQDNs"],
+        json!([{"matchPattern": "*.atlassian.net"}, {"matchName": "github.com"}])
+    );
+    assert_eq!(runtime.pass().await.unwrap(), Default::default());
+
+    opencrane_silo_db::policies::delete(&pool, "everyone").await.unwrap();
+    runtime.pass().await.unwrap();
+    assert!(server.object(&path).unwrap()["spec"]["egress"][0].get("toCIDRSet").is_some(), "back to the floor");
+}

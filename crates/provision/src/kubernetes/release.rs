@@ -28,9 +28,10 @@ impl KubernetesBackend {
                 format!("Release {RELEASE} in {ns} is unchanged since generation {}.", desired.generation),
             ));
         }
+        let cilium = self.has_cilium().await?;
         let settings = self.settings.clone();
         let desired = desired.clone();
-        let installed = tokio::task::spawn_blocking(move || install_release(&settings, &desired))
+        let installed = tokio::task::spawn_blocking(move || install_release(&settings, &desired, cilium))
             .await
             .map_err(|e| StepFailure::new("Crashed", format!("the release task failed: {e}"), "Retry the step."))??;
         Ok(StepSuccess::done("Installed", installed))
@@ -85,7 +86,7 @@ impl KubernetesBackend {
 }
 
 /// Installs or upgrades the silo release (blocking: runs helm and kubectl).
-fn install_release(settings: &KubernetesSettings, desired: &Desired) -> Result<String, StepFailure> {
+fn install_release(settings: &KubernetesSettings, desired: &Desired, cilium: bool) -> Result<String, StepFailure> {
     use opencrane_deploy::silo::{SiloMode, SiloOptions, TokenSource};
     let values = build::release_values(desired);
     let dir = std::env::temp_dir().join(format!("opencrane-release-{}-{}", desired.name, std::process::id()));
@@ -101,6 +102,10 @@ fn install_release(settings: &KubernetesSettings, desired: &Desired) -> Result<S
     helm.image_tag = desired.silo_version.clone();
     helm.values_files = vec![values_file];
     helm.timeout = settings.helm_timeout.clone();
+    if cilium {
+        // On a cluster running Cilium the release renders its identity policies too.
+        helm.set.push("cilium.enabled=true".into());
+    }
     // The silo's own credential is in its Secret already (applied by `converge_release`).
     let mode = SiloMode::FleetManaged {
         fleet_internal_url: settings.fleet_internal_url.clone(),

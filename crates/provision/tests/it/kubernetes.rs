@@ -186,6 +186,9 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     assert_eq!(inventory, expected);
     let applied = rig.fake.object("/api/v1/namespaces/opencrane-acme").unwrap();
     assert_eq!(applied["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    let floor = steps.iter().find(|s| s.step == StepId::NetworkPolicy.as_str()).unwrap();
+    assert!(floor.message.contains("Cilium identity: not on this cluster"), "{}", floor.message);
 
     // The silo's own credential: in its Secret, and on the customer's row only as its SHA-256.
     let secret = rig.fake.object(&format!("/{ns}/secrets/opencrane-fleet-token")).unwrap();
@@ -202,6 +205,7 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     let upgrade =
         rig.fakes.calls().into_iter().find(|(t, a, _)| t == "helm" && a.contains(&"upgrade".to_owned())).unwrap().1;
     assert!(upgrade.iter().any(|a| a.ends_with("profiles/fleet-managed.yaml")), "{upgrade:?}");
+    assert!(!upgrade.contains(&"cilium.enabled=true".to_owned()), "no Cilium here: {upgrade:?}");
     assert!(upgrade.iter().any(|a| a.ends_with("provisioner-values.json")), "{upgrade:?}");
     assert!(upgrade.contains(&"clustertenantManager.image.tag=0.3.1".to_owned()), "{upgrade:?}");
 
@@ -605,4 +609,49 @@ async fn the_dns_step_waits_for_the_vanity_certificate_and_the_truth_shows_its_c
     assert_eq!(until_converged(&pool, &rig, "acme").await.last(), Some(&Outcome::Converged));
     let rows = truth.check("acme", Some("portal.acme.io")).await;
     assert_eq!(rows[1].certificate.as_ref().unwrap()["certManager"]["ready"], true);
+}
+
+/// On a cluster running Cilium (its CiliumNetworkPolicy CRD exists, discovered rather than
+/// configured), the `networkPolicy` step adds the identity layer's default deny, the checklist
+/// says which layers are active, the release renders its identity policies, and a retained
+/// teardown still removes the policy. Without the CRD the first test's silo has none of it.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn on_a_cilium_cluster_the_identity_layer_is_applied_and_reported(pool: PgPool) {
+    use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    let rig = rig("k8s-cilium").await;
+    let crd = ApiResource::from_gvk(&GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"));
+    let object: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "ciliumnetworkpolicies.cilium.io"},
+        "spec": {"group": "cilium.io", "names": {"kind": "CiliumNetworkPolicy", "plural": "ciliumnetworkpolicies"}, "scope": "Namespaced"},
+    }))
+    .unwrap();
+    Api::<DynamicObject>::all_with(rig.client.clone(), &crd).create(&PostParams::default(), &object).await.unwrap();
+
+    seed(&pool, "acme", "Retain").await;
+    until_converged(&pool, &rig, "acme").await;
+    let path = "/apis/cilium.io/v2/namespaces/opencrane-acme/ciliumnetworkpolicies/opencrane-identity-default-deny";
+    let policy = rig.fake.object(path).expect("the identity layer's default deny");
+    assert_eq!(policy["spec"]["endpointSelector"], json!({}));
+    assert_eq!((policy["spec"]["ingress"].clone(), policy["spec"]["egress"].clone()), (json!([{}]), json!([{}])));
+    let steps = provisioning::steps(&pool, "acme").await.unwrap();
+    let step = steps.iter().find(|s| s.step == StepId::NetworkPolicy.as_str()).unwrap();
+    assert!(
+        step.message.contains("NetworkPolicy floor ✓, Cilium identity ✓, mutual auth required"),
+        "{}",
+        step.message
+    );
+    let upgrade =
+        rig.fakes.calls().into_iter().find(|(t, a, _)| t == "helm" && a.contains(&"upgrade".to_owned())).unwrap().1;
+    assert!(upgrade.contains(&"cilium.enabled=true".to_owned()), "{upgrade:?}");
+
+    provisioning::request_deletion(&pool, "acme").await.unwrap();
+    for _ in 0..5 {
+        if reconcile(&pool, &rig.backend, "acme").await.unwrap() == Outcome::Deleted {
+            break;
+        }
+    }
+    assert!(rig.fake.object("/api/v1/namespaces/opencrane-acme").is_some(), "Retain keeps the namespace");
+    assert!(rig.fake.object(path).is_none(), "the identity policy went with the teardown");
 }
