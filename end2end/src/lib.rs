@@ -119,10 +119,7 @@ impl DevServer {
     /// Like [`start_with`](Self::start_with), with these environment variables too (e.g.
     /// `KUBECONFIG` pointing at a fake API server).
     pub fn start_with_env(args: &[&str], envs: &[(&str, &str)]) -> Self {
-        // Relative paths are relative to the workspace (cargo runs tests in the package directory).
-        let bin = workspace()
-            .join(env::var_os("OPENCRANE_BIN").map(PathBuf::from).unwrap_or_else(|| "target/debug/opencrane".into()));
-        assert!(bin.is_file(), "{} is missing: run the tests through `cargo xtask test`", bin.display());
+        let bin = binary();
         let site = workspace()
             .join(env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| "target/site".into()));
         assert!(site.join("pkg/opencrane.wasm").is_file(), "the browser bundle is missing in {}", site.display());
@@ -201,14 +198,40 @@ impl DevServer {
 
     /// Runs `sql` as the dev PostgreSQL's superuser with `psql` and returns its unaligned output.
     pub fn sql(&self, sql: &str) -> String {
+        self.sql_in("postgres", sql)
+    }
+
+    /// The state directory (`--state-dir`).
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// A `psql` on `database` as the dev PostgreSQL's superuser, not yet started (`-At`, stop on
+    /// the first error).
+    pub fn psql(&self, database: &str) -> Command {
         let binaries = opencrane_localpg::Binaries::discover().expect("the PostgreSQL binaries");
         let password = std::fs::read_to_string(self.postgres_root().join("password")).expect("the superuser password");
-        let output = Command::new(binaries.bindir().join("psql"))
-            .args(["-h", "127.0.0.1", "-p", &self.postgres_port.to_string(), "-U", opencrane_localpg::SUPERUSER])
-            .args(["-d", "postgres", "-At", "-c", sql])
-            .env("PGPASSWORD", password.trim())
-            .output()
-            .expect("running psql");
+        let mut psql = Command::new(binaries.bindir().join("psql"));
+        psql.args(["-h", "127.0.0.1", "-p", &self.postgres_port.to_string(), "-U", opencrane_localpg::SUPERUSER])
+            .args(["-d", database, "-At", "-v", "ON_ERROR_STOP=1"])
+            .env("PGPASSWORD", password.trim());
+        psql
+    }
+
+    /// A connection URL for `database` as the dev PostgreSQL's superuser.
+    pub fn postgres_url(&self, database: &str) -> String {
+        let password = std::fs::read_to_string(self.postgres_root().join("password")).expect("the superuser password");
+        format!(
+            "postgres://{}:{}@127.0.0.1:{}/{database}",
+            opencrane_localpg::SUPERUSER,
+            password.trim(),
+            self.postgres_port
+        )
+    }
+
+    /// Runs `sql` on `database` as the dev PostgreSQL's superuser; its unaligned output.
+    pub fn sql_in(&self, database: &str, sql: &str) -> String {
+        let output = self.psql(database).args(["-c", sql]).output().expect("running psql");
         assert!(output.status.success(), "psql failed: {}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8_lossy(&output.stdout).trim().to_owned()
     }
@@ -236,6 +259,15 @@ impl Drop for DevServer {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.state_dir);
     }
+}
+
+/// The `opencrane` binary under test: `OPENCRANE_BIN` (default `target/debug/opencrane`).
+pub fn binary() -> PathBuf {
+    // Relative paths are relative to the workspace (cargo runs tests in the package directory).
+    let bin = workspace()
+        .join(env::var_os("OPENCRANE_BIN").map(PathBuf::from).unwrap_or_else(|| "target/debug/opencrane".into()));
+    assert!(bin.is_file(), "{} is missing: run the tests through `cargo xtask test`", bin.display());
+    bin
 }
 
 fn workspace() -> PathBuf {

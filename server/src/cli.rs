@@ -53,6 +53,11 @@ pub enum Command {
     /// Create a Secret of generated values once, or add the keys it lacks; never overwrite a
     /// key. The charts run it as a pre-install/pre-upgrade hook (instead of `lookup`).
     EnsureSecret(EnsureSecretArgs),
+    /// Move the customers of the original's shared database (one PostgreSQL for every tenant)
+    /// onto this fleet and one database per silo: preflight, provision, copy, verify, cut over.
+    /// Each phase is idempotent, so running it again resumes; the source is only read. Run from
+    /// the checkout while `cargo xtask dev` runs, it finds the dev fleet by itself.
+    MigrateShared(MigrateSharedArgs),
     /// Print the opencrane.io CustomResourceDefinitions (YAML) generated from the Rust types.
     Crd {
         /// Print the silo chart's template (guarded by `crds.install`, kept on uninstall).
@@ -585,6 +590,37 @@ pub struct MigrateArgs {
     /// PostgreSQL connection URL.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
+}
+
+/// `migrate-shared` flags.
+#[derive(Clone, Debug, Args)]
+pub struct MigrateSharedArgs {
+    /// The original's shared database (read through a read-only connection).
+    #[arg(long, env = "OPENCRANE_SHARED_SOURCE_URL", hide_env_values = true)]
+    pub source_url: String,
+    /// Only this customer (repeatable; all when absent).
+    #[arg(long = "customer", value_name = "NAME")]
+    pub customers: Vec<String>,
+    /// The last phase to run: preflight, provision, copy, verify or cut-over.
+    #[arg(long, default_value = "cut-over", value_parser = parse_phase)]
+    pub phase: opencrane_migrate::Phase,
+    /// Only the preflight: print the plan, change nothing (same as --phase preflight).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also write the JSON report to this file (it always goes to stdout).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// How long to wait for a customer's silo database before leaving it for the next run.
+    #[arg(long, default_value_t = 300)]
+    pub wait_seconds: u64,
+    /// The state directory of the running `opencrane dev` whose fleet receives the customers.
+    #[arg(long, env = "OPENCRANE_DEV_STATE_DIR", default_value = ".opencrane/dev")]
+    pub state_dir: PathBuf,
+}
+
+fn parse_phase(value: &str) -> Result<opencrane_migrate::Phase, String> {
+    opencrane_migrate::Phase::parse(value)
+        .ok_or_else(|| format!("expected one of preflight, provision, copy, verify, cut-over; got {value:?}"))
 }
 
 /// `dev` flags.

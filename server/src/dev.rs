@@ -90,8 +90,11 @@ fn dev_identity(
     Ok(Some((runtime, link.reconcile_interval)))
 }
 
+/// The fleet's database on the dev PostgreSQL.
+pub const FLEET_DATABASE: &str = "opencrane_fleet";
+
 async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::Result<()> {
-    let fleet_db = "opencrane_fleet";
+    let fleet_db = FLEET_DATABASE;
     let admin_url = postgres.url("postgres");
     opencrane_db::ensure_database(&admin_url, fleet_db)
         .await

@@ -14,6 +14,7 @@ pub mod fleet;
 pub mod http;
 pub mod links;
 pub mod metrics;
+pub mod migrate_shared;
 pub mod silo;
 pub mod start;
 pub mod telemetry;
@@ -59,6 +60,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::EnsureSecret(args) => ensure_secret::run(args).await,
         Command::RotateCredentialsKey(args) => rotate_credentials_key(&args).await,
+        Command::MigrateShared(args) => migrate_shared::run(&args).await,
         Command::Crd { silo_template } => {
             let yaml = if silo_template { opencrane_crd::silo_crds_template() } else { opencrane_crd::crds_yaml() };
             write_stdout(&yaml.context("rendering the CRDs")?)

@@ -13,6 +13,7 @@ pub mod memberships;
 pub mod month_totals;
 pub mod plans;
 pub mod provisioning;
+pub mod shared_migrations;
 pub mod silo_credentials;
 pub mod statements;
 pub mod tombstones;

@@ -39,6 +39,8 @@ pub enum Error {
     NotReady { log: String },
     /// A file-system or process error.
     Io { what: String, source: io::Error },
+    /// No server started under this state directory is running.
+    NotRunning { state_dir: PathBuf },
 }
 
 impl fmt::Display for Error {
@@ -56,6 +58,11 @@ impl fmt::Display for Error {
                 write!(f, "PostgreSQL did not become ready within 30 s; its log ends with:\n{log}")
             }
             Self::Io { what, source } => write!(f, "{what}: {source}"),
+            Self::NotRunning { state_dir } => write!(
+                f,
+                "no PostgreSQL started under {} is running (start `cargo xtask dev` first, or pass the database URLs)",
+                state_dir.display()
+            ),
         }
     }
 }
@@ -255,6 +262,27 @@ fn current_uid() -> Result<u32> {
             Ok(String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(u32::MAX))
         }
     }
+}
+
+/// How to reach a server that another process ([`LocalPostgres::start`], e.g. `opencrane dev`)
+/// started under `state_dir` and still runs: its loopback port and superuser password.
+pub fn running(state_dir: &Path) -> Result<(u16, String)> {
+    let not_running = || Error::NotRunning { state_dir: state_dir.to_path_buf() };
+    let root = match fs::read_to_string(state_dir.join("LOCATION")) {
+        Ok(location) => PathBuf::from(location.trim()),
+        Err(_) => state_dir.to_path_buf(),
+    };
+    let pidfile = fs::read_to_string(root.join("data").join("postmaster.pid")).map_err(|_| not_running())?;
+    let mut lines = pidfile.lines();
+    let pid: u32 = lines.next().and_then(|l| l.trim().parse().ok()).ok_or_else(not_running)?;
+    // Line 4 is the port; the last line turns to "ready" once connections are accepted.
+    let port: u16 = pidfile.lines().nth(3).and_then(|l| l.trim().parse().ok()).ok_or_else(not_running)?;
+    let ready = pidfile.lines().nth(7).is_some_and(|l| l.trim() == "ready");
+    if !ready || !Path::new(&format!("/proc/{pid}")).exists() {
+        return Err(not_running());
+    }
+    let password = fs::read_to_string(root.join("password")).map_err(io_err("reading the password file"))?;
+    Ok((port, password.trim().to_owned()))
 }
 
 /// A running private PostgreSQL server; dropping it stops the server.

@@ -8,6 +8,7 @@ mod console;
 mod dns;
 mod enhancement;
 mod identity;
+mod migration;
 mod portal;
 mod provisioning;
 mod sign_in;

@@ -16,6 +16,7 @@ mod isolation;
 mod matrix;
 mod members;
 mod metrics;
+mod migrate_shared;
 mod offboarding;
 mod oidc;
 mod pages;

@@ -1,0 +1,377 @@
+//! The phases, in order, each idempotent: what a phase finds done it skips, so a run after a
+//! crash at any point resumes where the last one stopped, and a run after a finished one
+//! changes nothing.
+//!
+//! 1. **Preflight**: read the source read-only, map it, check every customer's name is free in
+//!    the fleet (or already this migration's); changes nothing.
+//! 2. **Provision**: create each customer in the fleet (the provisioner gives it its silo) and
+//!    wait, up to [`Options::wait`], for its silo database; one not ready yet is left for the
+//!    next run.
+//! 3. **Copy**: per customer, one transaction into its own silo database only.
+//! 4. **Verify**: per table, counts and checksums of source against silo; any difference stops
+//!    that customer (not the others) with the rows that differ.
+//! 5. **Cut over**: record the customer as migrated. The original's rows are never modified or
+//!    deleted.
+//!
+//! A write freeze is the operator's to declare: the report lists the source tables whose rows
+//! changed after a customer's copy began (counts and newest change, compared with what they were).
+
+use std::{
+    collections::BTreeMap,
+    time::{Duration, Instant},
+};
+
+use opencrane_fleet_db::shared_migrations;
+use serde::Serialize;
+use sqlx::PgPool;
+
+use crate::{
+    Error, Silos, fleet,
+    map::{self, Unplaced},
+    silo,
+    source::{Source, Watermark},
+    verify::{self, TableCheck},
+};
+
+/// A phase of the migration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Read, map and check; change nothing.
+    Preflight,
+    /// Create the customers and wait for their silo databases.
+    Provision,
+    /// Copy each customer's rows.
+    Copy,
+    /// Compare source and silo.
+    Verify,
+    /// Record the customers as migrated.
+    CutOver,
+}
+
+impl Phase {
+    /// Every phase, in order.
+    pub const ALL: [Self; 5] = [Self::Preflight, Self::Provision, Self::Copy, Self::Verify, Self::CutOver];
+
+    /// Its name on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Preflight => "preflight",
+            Self::Provision => "provision",
+            Self::Copy => "copy",
+            Self::Verify => "verify",
+            Self::CutOver => "cut-over",
+        }
+    }
+
+    /// The phase named `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == text)
+    }
+
+    /// The phase a customer's stored state has completed.
+    fn done_by(state: &str) -> Option<Self> {
+        match state {
+            "provisioned" => Some(Self::Provision),
+            "copied" => Some(Self::Copy),
+            "verified" => Some(Self::Verify),
+            "cut-over" => Some(Self::CutOver),
+            _ => None,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Only these customers (all when empty).
+    pub customers: Vec<String>,
+    /// The last phase to run.
+    pub until: Phase,
+    /// How long to wait for a customer's silo database before leaving it for the next run.
+    pub wait: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { customers: Vec::new(), until: Phase::CutOver, wait: Duration::from_secs(300) }
+    }
+}
+
+/// Progress, for a bar per phase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The phase.
+    pub phase: Phase,
+    /// Customers done in it.
+    pub done: usize,
+    /// Customers it has.
+    pub total: usize,
+    /// What just happened.
+    pub message: String,
+}
+
+/// One customer's outcome.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerReport {
+    /// The customer.
+    pub name: String,
+    /// The phase it completed (`planned` when none).
+    pub phase: String,
+    /// Why it did not get further.
+    pub problem: Option<String>,
+    /// Rows mapped per silo table.
+    pub rows: BTreeMap<&'static str, usize>,
+    /// Memberships.
+    pub memberships: usize,
+    /// The last verification (tables that differ first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<TableCheck>,
+    /// Source tables that changed after its copy began.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed_since_copy: Vec<String>,
+}
+
+/// The whole outcome (the JSON report).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The source.
+    pub source: String,
+    /// The last phase asked for.
+    pub until: Phase,
+    /// Per customer.
+    pub customers: Vec<CustomerReport>,
+    /// Billing accounts added to the fleet by this run.
+    pub billing_accounts_added: usize,
+    /// Rows that cannot be placed.
+    pub unplaced: Vec<Unplaced>,
+    /// Defaults used for what this version of the original lacks.
+    pub defaults: Vec<String>,
+    /// What the operator should know.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Whether every customer reached the asked-for phase without a problem.
+    pub fn complete(&self) -> bool {
+        self.customers.iter().all(|c| c.problem.is_none() && Phase::done_by(&c.phase).is_some_and(|p| p >= self.until))
+            || (self.until == Phase::Preflight && self.customers.iter().all(|c| c.problem.is_none()))
+    }
+}
+
+/// Runs the migration from `source_url` up to `options.until`.
+pub async fn run(
+    source_url: &str,
+    fleet: &PgPool,
+    silos: &dyn Silos,
+    options: &Options,
+    progress: &(dyn Fn(Event) + Sync),
+) -> Result<Report, Error> {
+    let mut source = Source::connect(source_url).await?;
+    let label = source.label().to_owned();
+    progress(Event { phase: Phase::Preflight, done: 0, total: 1, message: format!("reading {label}") });
+    let snapshot = source.read().await?;
+    let plan = map::plan(&snapshot, &options.customers);
+    let unknown: Vec<&String> = options.customers.iter().filter(|c| plan.customer(c).is_none()).collect();
+    if !unknown.is_empty() {
+        return Err(Error::Source(format!(
+            "--customer: {} {} not a customer of the source (or cannot be migrated; see preflight)",
+            unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+            if unknown.len() == 1 { "is" } else { "are" }
+        )));
+    }
+    let watermarks = source.watermarks().await?;
+    let mut report = Report {
+        source: label.clone(),
+        until: options.until,
+        customers: Vec::new(),
+        billing_accounts_added: 0,
+        unplaced: plan.unplaced.clone(),
+        defaults: plan.defaults.clone(),
+        notes: plan.notes.clone(),
+    };
+    for c in &plan.customers {
+        let state = shared_migrations::get(fleet, &c.name).await.map_err(|e| Error::Fleet(crate::chain(&e)))?;
+        let problem = match &state {
+            Some(s) => s.problem.clone(),
+            None if fleet::name_taken(fleet, &c.name).await? => {
+                Some(format!("the fleet already has a customer named {} that this migration did not create", c.name))
+            }
+            None => None,
+        };
+        report.customers.push(CustomerReport {
+            name: c.name.clone(),
+            phase: state.as_ref().map_or_else(|| "planned".to_owned(), |s| s.phase.clone()),
+            problem,
+            rows: c.counts(),
+            memberships: c.memberships.len(),
+            checks: state.as_ref().and_then(|s| serde_json::from_value(s.checks.clone()).ok()).unwrap_or_default(),
+            changed_since_copy: state.as_ref().map(|s| changed(&s.watermarks, &watermarks)).unwrap_or_default(),
+        });
+    }
+    progress(Event {
+        phase: Phase::Preflight,
+        done: 1,
+        total: 1,
+        message: format!("{} customers, {} rows not placed", plan.customers.len(), plan.unplaced.len()),
+    });
+    if options.until == Phase::Preflight {
+        return Ok(report);
+    }
+
+    report.billing_accounts_added = fleet::ensure_accounts(fleet, &plan.billing_accounts).await?;
+    let total = plan.customers.len();
+    for (i, customer) in plan.customers.iter().enumerate() {
+        let at = (i + 1, total);
+        let outcome = migrate_one(fleet, silos, customer, &label, &watermarks, options, at, progress).await;
+        let r = &mut report.customers[i];
+        let state = shared_migrations::get(fleet, &customer.name).await.map_err(|e| Error::Fleet(crate::chain(&e)))?;
+        if let Some(state) = &state {
+            r.phase.clone_from(&state.phase);
+            r.checks = serde_json::from_value(state.checks.clone()).unwrap_or_default();
+            r.changed_since_copy = changed(&state.watermarks, &watermarks);
+        }
+        r.problem = match outcome {
+            Ok(()) => state.and_then(|s| s.problem),
+            Err(e) => {
+                let text = e.to_string();
+                if state.is_some() {
+                    shared_migrations::set_problem(fleet, &customer.name, &text)
+                        .await
+                        .map_err(|e| Error::Fleet(crate::chain(&e)))?;
+                }
+                Some(text)
+            }
+        };
+        if let Some(problem) = &r.problem {
+            progress(Event {
+                phase: options.until,
+                done: i + 1,
+                total,
+                message: format!("{}: {problem}", customer.name),
+            });
+        }
+    }
+    Ok(report)
+}
+
+/// The tables whose rows or newest change differ from when the copy began.
+fn changed(at_copy: &serde_json::Value, now: &BTreeMap<String, Watermark>) -> Vec<String> {
+    let Ok(then) = serde_json::from_value::<BTreeMap<String, Watermark>>(at_copy.clone()) else { return Vec::new() };
+    if then.is_empty() {
+        return Vec::new();
+    }
+    now.iter()
+        .filter(|(table, mark)| then.get(*table) != Some(mark))
+        .map(|(table, mark)| {
+            let before = then.get(table).cloned().unwrap_or_default();
+            format!(
+                "{table}: {} rows then, {} now; newest change {:?} then, {:?} now",
+                before.rows, mark.rows, before.newest, mark.newest
+            )
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn migrate_one(
+    fleet: &PgPool,
+    silos: &dyn Silos,
+    customer: &map::CustomerPlan,
+    label: &str,
+    watermarks: &BTreeMap<String, Watermark>,
+    options: &Options,
+    (done_count, total): (usize, usize),
+    progress: &(dyn Fn(Event) + Sync),
+) -> Result<(), Error> {
+    let name = &customer.name;
+    let event = |phase, message: String| progress(Event { phase, done: done_count, total, message });
+    let fleet_err = |e: opencrane_db::Error| Error::Fleet(crate::chain(&e));
+    // Provision.
+    if fleet::ensure_customer(fleet, customer, label).await? {
+        event(Phase::Provision, format!("{name}: created in the fleet; waiting for its silo database"));
+    }
+    let state = shared_migrations::get(fleet, name).await.map_err(fleet_err)?;
+    let mut done = state.as_ref().and_then(|s| Phase::done_by(&s.phase));
+    let pool = wait_for_database(silos, name, options.wait).await?;
+    let Some(pool) = pool else {
+        return Err(Error::Silo(format!(
+            "its silo database is not ready after {} s; the provisioner may still be working on it (run again to resume)",
+            options.wait.as_secs()
+        )));
+    };
+    if done.is_none() {
+        shared_migrations::set_phase(fleet, name, "provisioned").await.map_err(fleet_err)?;
+        done = Some(Phase::Provision);
+    }
+    event(Phase::Provision, format!("{name}: its silo database is ready"));
+    if options.until < Phase::Copy {
+        return Ok(());
+    }
+    // Copy.
+    if done < Some(Phase::Copy) {
+        let marks = serde_json::to_value(watermarks).unwrap_or_default();
+        shared_migrations::copy_started(fleet, name, &marks).await.map_err(fleet_err)?;
+        let copied = silo::copy(&pool, customer, silos.credentials_key(name), label).await?;
+        shared_migrations::set_phase(fleet, name, "copied").await.map_err(fleet_err)?;
+        done = Some(Phase::Copy);
+        let what = if copied == silo::Copied::Now { "copied" } else { "found copied by an earlier run" };
+        let rows: usize = customer.counts().values().sum();
+        event(Phase::Copy, format!("{name}: {rows} rows {what}"));
+    }
+    if options.until < Phase::Verify {
+        return Ok(());
+    }
+    // Verify (again, until it is cut over: cheap, and a later change to the silo shows).
+    if done < Some(Phase::CutOver) {
+        let started = Instant::now();
+        let back = silo::read_back(&pool, silos.credentials_key(name)).await?;
+        let mut checks: Vec<TableCheck> = map::SILO_TABLES
+            .iter()
+            .map(|t| {
+                verify::compare(
+                    t,
+                    customer.silo.get(t).map(Vec::as_slice).unwrap_or_default(),
+                    back.get(t).map(Vec::as_slice).unwrap_or_default(),
+                )
+            })
+            .collect();
+        checks.sort_by_key(TableCheck::agrees);
+        let value = serde_json::to_value(&checks).unwrap_or_default();
+        shared_migrations::set_checks(fleet, name, &value).await.map_err(fleet_err)?;
+        let differ: Vec<&str> = checks.iter().filter(|c| !c.agrees()).map(|c| c.table.as_str()).collect();
+        if !differ.is_empty() {
+            return Err(Error::Silo(format!(
+                "verification found differences in {} (see the checks); not cut over",
+                differ.join(", ")
+            )));
+        }
+        if done < Some(Phase::Verify) {
+            shared_migrations::set_phase(fleet, name, "verified").await.map_err(fleet_err)?;
+            done = Some(Phase::Verify);
+        }
+        event(Phase::Verify, format!("{name}: every table agrees ({} ms)", started.elapsed().as_millis()));
+    }
+    if options.until < Phase::CutOver || done >= Some(Phase::CutOver) {
+        return Ok(());
+    }
+    fleet::cut_over(fleet, name).await?;
+    event(Phase::CutOver, format!("{name}: cut over"));
+    Ok(())
+}
+
+/// Polls for the customer's silo database until `wait` has passed.
+async fn wait_for_database(silos: &dyn Silos, name: &str, wait: Duration) -> Result<Option<PgPool>, Error> {
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some(pool) = silos.database(name).await? {
+            return Ok(Some(pool));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,400 @@
+//! The migration from the original's shared database (`opencrane_migrate`), against real
+//! PostgreSQL databases: the source is the original's schema written from the reference
+//! (`fixtures/shared_original.sql`), the fleet this project's, and each customer's silo database
+//! one of its own. The provisioner is not part of these tests: [`TestSilos`] hands out a freshly
+//! migrated silo database per customer, as the local provisioner would (the end-to-end test with
+//! `opencrane dev` covers that path, and a kill -9 in the middle of a copy).
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Mutex,
+};
+
+use opencrane_migrate::{Error, Options, Phase, Silos, run::run};
+use opencrane_portal::seal::SecretBox;
+use sqlx::{PgPool, Row as _, postgres::PgPoolOptions};
+
+use crate::support;
+
+const FIXTURE: &str = include_str!("../../../crates/migrate/fixtures/shared_original.sql");
+
+/// One silo database per customer, created (and migrated) the first time it is asked for, on
+/// the test's PostgreSQL; all sealed with one key.
+struct TestSilos {
+    admin: PgPool,
+    key: String,
+    made: Mutex<BTreeMap<String, PgPool>>,
+}
+
+impl TestSilos {
+    fn new(admin: &PgPool) -> Self {
+        Self { admin: admin.clone(), key: SecretBox::generate_base64().unwrap(), made: Mutex::default() }
+    }
+
+    fn pool(&self, customer: &str) -> PgPool {
+        self.made.lock().unwrap()[customer].clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Silos for TestSilos {
+    async fn database(&self, customer: &str) -> Result<Option<PgPool>, Error> {
+        if let Some(pool) = self.made.lock().unwrap().get(customer) {
+            return Ok(Some(pool.clone()));
+        }
+        let pool = support::silo_db(&self.admin).await;
+        self.made.lock().unwrap().insert(customer.to_owned(), pool.clone());
+        Ok(Some(pool))
+    }
+
+    fn credentials_key(&self, _customer: &str) -> Option<SecretBox> {
+        SecretBox::from_base64(&self.key).ok()
+    }
+}
+
+/// A new database holding the original's shared schema and seed; its URL.
+async fn source(admin: &PgPool, sql: &str) -> String {
+    let name = format!("shared_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE \"{name}\"")).execute(admin).await.unwrap();
+    let options = (*admin.connect_options()).clone().database(&name);
+    let pool = PgPoolOptions::new().max_connections(1).connect_with(options).await.unwrap();
+    sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+    pool.close().await;
+    // The test server's URL with this database.
+    let server = std::env::var("DATABASE_URL").unwrap();
+    let base = server.rsplit_once('/').map_or(server.as_str(), |(base, _)| base);
+    format!("{base}/{name}")
+}
+
+/// Every row of every table of the source, as text, to show it never changes.
+async fn fingerprint(url: &str) -> String {
+    let pool = PgPoolOptions::new().max_connections(1).connect(url).await.unwrap();
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let mut out = String::new();
+    for t in tables {
+        let rows: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT to_jsonb(t)::text FROM public.\"{t}\" t ORDER BY 1"))
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        out.push_str(&format!("{t}:{}\n", rows.join("|")));
+    }
+    pool.close().await;
+    out
+}
+
+fn options(until: Phase) -> Options {
+    Options { until, ..Options::default() }
+}
+
+async fn names(pool: &PgPool, sql: &str) -> BTreeSet<String> {
+    sqlx::query_scalar(sql).fetch_all(pool).await.unwrap().into_iter().collect()
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_shared_database_moves_into_one_database_per_silo(pool: PgPool) {
+    let fleet = support::fleet_db(&pool).await;
+    let url = source(&pool, FIXTURE).await;
+    let before = fingerprint(&url).await;
+    let silos = TestSilos::new(&pool);
+    let quiet = |_| {};
+
+    // Preflight: the plan, and nothing written anywhere.
+    let plan = run(&url, &fleet, &silos, &options(Phase::Preflight), &quiet).await.unwrap();
+    let customers: Vec<&str> = plan.customers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(customers, ["acme", "globex", "initech"]);
+    assert_eq!(plan.customers[0].rows["tenants"], 202);
+    assert_eq!(plan.customers[0].rows["group_members"], 204, "202 in everyone, 2 in acme-eng");
+    let unplaced: BTreeSet<(String, String)> = plan.unplaced.iter().map(|u| (u.table.clone(), u.row.clone())).collect();
+    for expected in [
+        ("tenants", "drifter"),
+        ("groups", "ghosts (g-ghost)"),
+        ("groups", "Bad Name! (g-bad)"),
+        ("groups.members", "ghosts/nobody-here"),
+        ("grants", "gr3"),
+        ("grants", "gr4"),
+        ("access_tokens", "t2"),
+        ("access_tokens", "t3"),
+    ] {
+        assert!(unplaced.contains(&(expected.0.to_owned(), expected.1.to_owned())), "{expected:?} in {unplaced:?}");
+    }
+    assert!(plan.unplaced.iter().any(|u| u.table == "audit_log" && u.row.starts_with("1 entries")), "{unplaced:?}");
+    assert_eq!(plan.unplaced.len(), 9, "{:#?}", plan.unplaced);
+    let count = |sql: &'static str| {
+        let fleet = fleet.clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&fleet).await.unwrap() }
+    };
+    assert_eq!(count("SELECT count(*) FROM cluster_tenants").await, 0, "preflight changes nothing");
+    assert_eq!(count("SELECT count(*) FROM shared_migrations").await, 0);
+    assert!(silos.made.lock().unwrap().is_empty());
+
+    // The whole migration.
+    let report = run(&url, &fleet, &silos, &Options::default(), &quiet).await.unwrap();
+    assert!(report.complete(), "{report:#?}");
+    assert!(report.customers.iter().all(|c| c.phase == "cut-over" && c.checks.iter().all(|t| t.agrees())));
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(!json.contains("sk-legacy-mistral"), "the legacy key never reaches the report");
+
+    // The fleet: customers as they were, their members, every billing account.
+    let row = sqlx::query(
+        "SELECT display_name, vanity_domain, seat_cap, termination_policy FROM cluster_tenants WHERE name = 'acme'",
+    )
+    .fetch_one(&fleet)
+    .await
+    .unwrap();
+    assert_eq!(row.get::<String, _>("display_name"), "Acme Ünïcødé GmbH");
+    assert_eq!(row.get::<Option<String>, _>("vanity_domain").as_deref(), Some("portal.acme.example"));
+    assert_eq!(row.get::<Option<i32>, _>("seat_cap"), Some(500));
+    assert_eq!(row.get::<String, _>("termination_policy"), "Retain");
+    assert_eq!(
+        names(&fleet, "SELECT cluster_tenant || ':' || subject || ':' || role || ':' || status FROM org_memberships")
+            .await,
+        [
+            "acme:ana:owner:active",
+            "acme:ben:member:active",
+            "acme:gus:member:suspended",
+            "globex:gia:owner:active",
+            "initech:ana:admin:active",
+            "initech:ian:owner:active"
+        ]
+        .map(str::to_owned)
+        .into()
+    );
+    assert_eq!(names(&fleet, "SELECT subject || ':' || coalesce(email, '') FROM billing_accounts").await.len(), 2);
+    assert_eq!(count("SELECT count(*) FROM audit_log WHERE action = 'cluster_tenant.migrate'").await, 3);
+
+    // Isolation, row for row: each silo holds exactly its customer's data.
+    let acme = silos.pool("acme");
+    let globex = silos.pool("globex");
+    let initech = silos.pool("initech");
+    let mut acme_users: BTreeSet<String> = (1..=200).map(|i| format!("u{i:03}")).collect();
+    acme_users.extend(["ana-ws".to_owned(), "ben-ws".to_owned()]);
+    assert_eq!(names(&acme, "SELECT name FROM tenants").await, acme_users);
+    assert_eq!(
+        names(&globex, "SELECT name || ':' || display_name FROM tenants").await,
+        ["gia-ws:Gią 株式".to_owned()].into()
+    );
+    assert_eq!(
+        names(&initech, "SELECT name FROM tenants").await,
+        ["ian-ws".to_owned()].into(),
+        "placed by its only membership"
+    );
+    assert_eq!(
+        names(&acme, "SELECT subject FROM org_memberships").await,
+        ["ana", "ben", "gus"].map(str::to_owned).into()
+    );
+    assert_eq!(
+        names(&initech, "SELECT subject || ':' || role FROM org_memberships").await,
+        ["ana:admin", "ian:owner"].map(str::to_owned).into()
+    );
+    let everyone: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM group_members m JOIN groups g ON g.id = m.group_id WHERE g.name = 'everyone'",
+    )
+    .fetch_one(&acme)
+    .await
+    .unwrap();
+    assert_eq!(everyone, 202);
+    assert_eq!(
+        names(&globex, "SELECT g.name || ':' || m.tenant FROM group_members m JOIN groups g ON g.id = m.group_id")
+            .await,
+        ["globex-team:gia-ws".to_owned()].into()
+    );
+    assert_eq!(
+        names(&acme, "SELECT name FROM access_policies").await,
+        ["acme-only", "baseline"].map(str::to_owned).into()
+    );
+    assert_eq!(names(&globex, "SELECT name FROM access_policies").await, ["baseline".to_owned()].into());
+    assert_eq!(
+        names(&acme, "SELECT payload_id || ':' || subject_type || ':' || access FROM grants").await,
+        ["mcp-jira:tenant:deny", "sb-review:group:allow"].map(str::to_owned).into()
+    );
+    assert_eq!(
+        names(&globex, "SELECT payload_id || ':' || subject_id FROM grants").await,
+        ["mcp-wiki:gia".to_owned()].into()
+    );
+    assert_eq!(
+        names(&acme, "SELECT level || ':' || coalesce(tenant, '') || ':' || amount || ' ' || currency FROM budgets")
+            .await,
+        ["silo::1000.00 USD", "user:ben-ws:50.50 EUR"].map(str::to_owned).into()
+    );
+    assert!(
+        names(&globex, "SELECT tenant || ':' || amount FROM budgets WHERE level = 'user'")
+            .await
+            .contains("gia-ws:25.00")
+    );
+    assert_eq!(
+        names(&acme, "SELECT name || ':' || coalesce(secret_ref, 'sealed') FROM provider_credentials").await,
+        ["anthropic:acme-anthropic/api-key", "mistral:sealed", "openai:openai-key"].map(str::to_owned).into()
+    );
+    assert_eq!(
+        names(&globex, "SELECT name FROM provider_credentials").await,
+        ["mistral", "openai"].map(str::to_owned).into()
+    );
+    assert_eq!(names(&acme, "SELECT model FROM model_defaults").await, ["claude".to_owned()].into());
+    assert_eq!(names(&globex, "SELECT public_name FROM model_definitions").await, ["gpt-4o".to_owned()].into());
+    assert_eq!(names(&acme, "SELECT action FROM audit_log").await, ["tenant.create".to_owned()].into());
+    assert!(names(&globex, "SELECT metadata->>'message' FROM audit_log").await.contains("créé"));
+    // The legacy key is sealed under the silo's key, and opens to what it was.
+    let sealed = opencrane_silo_db::models::credentials(&acme).await.unwrap();
+    let mistral = sealed.iter().find(|c| c.name == "mistral").unwrap();
+    let secret = opencrane_silo_db::models::credential_secret(&acme, mistral.id).await.unwrap().unwrap();
+    let key = silos.credentials_key("acme").unwrap();
+    assert_eq!(key.open(&secret, "credential:mistral").unwrap(), b"sk-legacy-mistral-SECRET-4242");
+    // Issued tokens keep working: the hash carried over.
+    let plain = format!("ocp_{}", "b".repeat(48));
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(plain.as_bytes());
+    let token = opencrane_silo_db::access_tokens::authenticate(&acme, &digest).await.unwrap().unwrap();
+    assert_eq!((token.owner_subject.as_str(), token.role.as_str()), ("ben", "member"));
+    assert!(opencrane_silo_db::access_tokens::authenticate(&globex, &digest).await.unwrap().is_none());
+
+    // A second run changes nothing, and the source never changed.
+    let fleet_audit = count("SELECT count(*) FROM audit_log").await;
+    let again = run(&url, &fleet, &silos, &Options::default(), &quiet).await.unwrap();
+    assert!(again.complete());
+    assert_eq!(count("SELECT count(*) FROM audit_log").await, fleet_audit, "nothing new in the fleet");
+    assert_eq!(names(&acme, "SELECT name FROM tenants").await.len(), 202);
+    let audit_rows: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log").fetch_one(&acme).await.unwrap();
+    assert_eq!(audit_rows, 1);
+    assert_eq!(fingerprint(&url).await, before, "the source is only read");
+}
+
+/// A failure in the middle of a customer's copy leaves nothing of it (one transaction); a silo
+/// that differs from the source at verification stops that customer only, with the rows that
+/// differ; after the cause is gone, the next run resumes each where it stopped.
+#[sqlx::test(migrations = false)]
+async fn a_failed_copy_or_verification_stops_one_customer_and_the_next_run_resumes(pool: PgPool) {
+    let fleet = support::fleet_db(&pool).await;
+    let url = source(&pool, FIXTURE).await;
+    let silos = TestSilos::new(&pool);
+    let quiet = |_| {};
+    // Provision only: every silo exists, nothing copied.
+    let provisioned = run(&url, &fleet, &silos, &options(Phase::Provision), &quiet).await.unwrap();
+    assert!(provisioned.complete());
+    assert!(provisioned.customers.iter().all(|c| c.phase == "provisioned"));
+    // acme's silo already has a user with ben's e-mail: its copy fails on the 3rd table.
+    let acme = silos.pool("acme");
+    sqlx::query(
+        "INSERT INTO tenants (name, display_name, email, subject) VALUES ('squatter', 'S', 'ben@acme.example', 'x')",
+    )
+    .execute(&acme)
+    .await
+    .unwrap();
+    let report = run(&url, &fleet, &silos, &options(Phase::Copy), &quiet).await.unwrap();
+    assert!(!report.complete());
+    let acme_report = &report.customers[0];
+    assert_eq!(acme_report.phase, "provisioned");
+    assert!(acme_report.problem.as_deref().unwrap().contains("copying tenants"), "{acme_report:?}");
+    assert_eq!(report.customers[1].phase, "copied", "the others go on");
+    for table in ["org_memberships", "access_policies", "groups", "shared_import"] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}")).fetch_one(&acme).await.unwrap();
+        assert_eq!(n, 0, "nothing of the failed copy stays in {table}");
+    }
+
+    // globex's silo is changed after its copy: verification names the row, it is not cut over.
+    sqlx::query("DELETE FROM tenants WHERE name = 'squatter'").execute(&acme).await.unwrap();
+    sqlx::query("UPDATE tenants SET display_name = 'Tampered' WHERE name = 'gia-ws'")
+        .execute(&silos.pool("globex"))
+        .await
+        .unwrap();
+    let report = run(&url, &fleet, &silos, &Options::default(), &quiet).await.unwrap();
+    assert_eq!(report.customers[0].phase, "cut-over", "acme resumed from its copy");
+    let globex = &report.customers[1];
+    assert_eq!(globex.phase, "copied");
+    assert!(globex.problem.as_deref().unwrap().contains("differences in tenants"), "{globex:?}");
+    let check = globex.checks.iter().find(|c| c.table == "tenants").unwrap();
+    assert!(check.missing[0].contains("Gią 株式") && check.unexpected[0].contains("Tampered"), "{check:?}");
+    assert_eq!(report.customers[2].phase, "cut-over");
+    let stored: Option<String> =
+        sqlx::query_scalar("SELECT problem FROM shared_migrations WHERE cluster_tenant = 'globex'")
+            .fetch_one(&fleet)
+            .await
+            .unwrap();
+    assert!(stored.unwrap().contains("differences"));
+
+    // Put right, it verifies and is cut over; no customer was copied twice.
+    sqlx::query("UPDATE tenants SET display_name = 'Gią 株式' WHERE name = 'gia-ws'")
+        .execute(&silos.pool("globex"))
+        .await
+        .unwrap();
+    let report = run(&url, &fleet, &silos, &Options::default(), &quiet).await.unwrap();
+    assert!(report.complete(), "{report:#?}");
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants").fetch_one(&acme).await.unwrap();
+    assert_eq!(users, 202);
+}
+
+/// A copy that committed in the silo but was not recorded in the fleet (a crash between the two)
+/// is found by its marker and not repeated; a silo holding another customer's import refuses.
+#[sqlx::test(migrations = false)]
+async fn a_copy_committed_before_a_crash_is_not_repeated(pool: PgPool) {
+    let fleet = support::fleet_db(&pool).await;
+    let url = source(&pool, FIXTURE).await;
+    let silos = TestSilos::new(&pool);
+    let only = |name: &str, until| Options { customers: vec![name.to_owned()], until, ..Options::default() };
+    run(&url, &fleet, &silos, &only("initech", Phase::Provision), &|_| {}).await.unwrap();
+    // The copy's transaction commits; the process dies before the fleet records it.
+    let snapshot = opencrane_migrate::source::Source::connect(&url).await.unwrap().read().await.unwrap();
+    let plan = opencrane_migrate::map::plan(&snapshot, &[]);
+    // Placement does not depend on which customers are migrated now (ana's token stays
+    // unplaced: she is a member of acme too).
+    let alone = opencrane_migrate::map::plan(&snapshot, &["initech".to_owned()]);
+    assert_eq!(alone.customers.len(), 1);
+    assert_eq!(alone.customer("initech").unwrap().silo, plan.customer("initech").unwrap().silo);
+    let initech = silos.pool("initech");
+    let copied = opencrane_migrate::silo::copy(
+        &initech,
+        plan.customer("initech").unwrap(),
+        silos.credentials_key("initech"),
+        "x",
+    )
+    .await
+    .unwrap();
+    assert_eq!(copied, opencrane_migrate::silo::Copied::Now);
+    let report = run(&url, &fleet, &silos, &only("initech", Phase::CutOver), &|_| {}).await.unwrap();
+    assert!(report.complete(), "{report:#?}");
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants").fetch_one(&initech).await.unwrap();
+    assert_eq!(users, 1, "not copied twice");
+    // Another customer's rows never go into a database that holds one's import.
+    let wrong =
+        opencrane_migrate::silo::copy(&initech, plan.customer("globex").unwrap(), silos.credentials_key("x"), "x")
+            .await;
+    assert!(matches!(wrong, Err(Error::Isolation(_))), "{wrong:?}");
+}
+
+/// A database that is not the original's is refused at preflight, naming everything missing;
+/// an older version (no fleet tables, no membership status) is read with defaults, reported.
+#[sqlx::test(migrations = false)]
+async fn the_source_schema_is_checked_and_older_versions_get_reported_defaults(pool: PgPool) {
+    let fleet = support::fleet_db(&pool).await;
+    let silos = TestSilos::new(&pool);
+    let empty = source(&pool, "CREATE TABLE tenants (name text PRIMARY KEY)").await;
+    let refused = run(&empty, &fleet, &silos, &options(Phase::Preflight), &|_| {}).await.unwrap_err();
+    let text = refused.to_string();
+    for missing in
+        ["column tenants.display_name", "column tenants.email", "table groups", "table grants", "table audit_log"]
+    {
+        assert!(text.contains(missing), "{missing} in {text}");
+    }
+    let older = FIXTURE
+        .replace("status \"OrgMemberStatus\" NOT NULL DEFAULT 'active',", "")
+        .replace("('m3', 'acme', 'gus', 'member', 'suspended')", "('m3', 'acme', 'gus', 'member')")
+        .replace("(id, cluster_tenant, subject, role, status)", "(id, cluster_tenant, subject, role)")
+        .replace("'owner', 'active')", "'owner')")
+        .replace("'member', 'active')", "'member')")
+        .replace("'admin', 'active')", "'admin')");
+    let older =
+        older.replace("REFERENCES cluster_tenants (name) ON DELETE CASCADE", "") + "\nDROP TABLE cluster_tenants;";
+    let url = source(&pool, &older).await;
+    let report = run(&url, &fleet, &silos, &options(Phase::Preflight), &|_| {}).await.unwrap();
+    assert!(report.defaults.iter().any(|d| d.contains("org_memberships.status is absent")), "{:?}", report.defaults);
+    assert!(report.defaults.iter().any(|d| d.contains("table cluster_tenants is absent")), "{:?}", report.defaults);
+    assert_eq!(report.customers.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["acme", "globex", "initech"]);
+    let unknown =
+        run(&url, &fleet, &silos, &Options { customers: vec!["nope".into()], ..options(Phase::Preflight) }, &|_| {})
+            .await;
+    assert!(unknown.unwrap_err().to_string().contains("--customer: nope is not a customer"));
+}
