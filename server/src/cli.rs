@@ -616,6 +616,16 @@ pub struct MigrateSharedArgs {
     /// The state directory of the running `opencrane dev` whose fleet receives the customers.
     #[arg(long, env = "OPENCRANE_DEV_STATE_DIR", default_value = ".opencrane/dev")]
     pub state_dir: PathBuf,
+    /// Instead of a dev environment: the fleet's database (with --silo-server-url).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, requires = "silo_server_url")]
+    pub fleet_database_url: Option<String>,
+    /// Instead of a dev environment: the PostgreSQL holding the silos' databases as the local
+    /// provisioner lays them out (`ocsilo_<name>`), as a role that may write them.
+    #[arg(long, env = "OPENCRANE_SILO_SERVER_URL", hide_env_values = true, requires = "fleet_database_url")]
+    pub silo_server_url: Option<String>,
+    /// With --silo-server-url: a file holding the silos' credentials key (to seal legacy keys).
+    #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_FILE", value_parser = read_secret_file)]
+    pub credentials_key_file: Option<SecretFile>,
 }
 
 fn parse_phase(value: &str) -> Result<opencrane_migrate::Phase, String> {

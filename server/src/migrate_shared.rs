@@ -63,9 +63,22 @@ fn dev_environment(state_dir: &Path) -> anyhow::Result<(PgConnectOptions, DevSil
     Ok((server.clone().database(crate::dev::FLEET_DATABASE), DevSilos::new(server, key)))
 }
 
+/// The fleet database and silos named by the flags, else those of the running dev environment.
+fn environment(args: &MigrateSharedArgs) -> anyhow::Result<(PgConnectOptions, DevSilos)> {
+    match (&args.fleet_database_url, &args.silo_server_url) {
+        (Some(fleet), Some(silos)) => {
+            let fleet: PgConnectOptions = fleet.parse().context("--fleet-database-url")?;
+            let server: PgConnectOptions = silos.parse().context("--silo-server-url")?;
+            let key = args.credentials_key_file.as_ref().map(|k| k.0.trim().to_owned());
+            Ok((fleet, DevSilos::new(server, key)))
+        }
+        _ => dev_environment(&args.state_dir),
+    }
+}
+
 /// Runs the command.
 pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
-    let (fleet_options, silos) = dev_environment(&args.state_dir)?;
+    let (fleet_options, silos) = environment(args)?;
     let fleet = PgPoolOptions::new()
         .max_connections(4)
         .connect_with(fleet_options)

@@ -5,7 +5,9 @@
 //! - the fleet-manager's resident memory after start-up, idle, and after the load;
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
 //!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
-//!   page sorted by display name, and a search.
+//!   page sorted by display name, and a search;
+//! - the migration from a shared installation (`opencrane migrate-shared`): rows per second of
+//!   the copy and of the verification, for the fixture's three customers with 100,000 audit rows.
 
 use std::{
     fs,
@@ -28,6 +30,8 @@ const CONNECTIONS: u32 = 16;
 /// Customers on a plan with a month of usage, for the billing figures.
 const BILLED: u32 = 1_000;
 const SECONDS: u32 = 10;
+/// Audit entries in the migration figure's source.
+const AUDIT_ROWS: u32 = 100_000;
 
 fn gzip_size(path: &Path) -> Result<u64> {
     let out = Command::new("gzip")
@@ -85,6 +89,116 @@ fn psql(pg: &LocalPostgres, db: &str, sql: &str) -> Result {
         .output()
         .map_err(|e| format!("psql: {e}"))?;
     if out.status.success() { Ok(()) } else { Err(format!("psql failed: {}", String::from_utf8_lossy(&out.stderr))) }
+}
+
+/// `sql`'s unaligned output.
+fn psql_value(pg: &LocalPostgres, db: &str, sql: &str) -> Result<String> {
+    let psql = Binaries::discover().map_err(|e| e.to_string())?.bindir().join("psql");
+    let out = Command::new(psql)
+        .arg(pg.url(db))
+        .args(["-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .map_err(|e| format!("psql: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        Err(format!("psql failed: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+/// Standard base64 (the credentials key file's format).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The migration figures: (rows, copy seconds, verify seconds). The source is the fixture of
+/// the original's shared schema with {AUDIT_ROWS} more audit entries; the silos' databases are
+/// laid out as the local provisioner does, on the bench's PostgreSQL.
+fn migration_figures(binary: &Path, pg: &LocalPostgres) -> Result<(u64, f64, f64)> {
+    psql(pg, "postgres", "CREATE DATABASE shared_source")?;
+    let fixture = root().join("crates/migrate/fixtures/shared_original.sql");
+    let psql_bin = Binaries::discover().map_err(|e| e.to_string())?.bindir().join("psql");
+    let loaded = Command::new(psql_bin)
+        .arg(pg.url("shared_source"))
+        .args(["-q", "-v", "ON_ERROR_STOP=1", "-f"])
+        .arg(&fixture)
+        .output()
+        .map_err(|e| format!("psql: {e}"))?;
+    if !loaded.status.success() {
+        return Err(format!("loading the fixture: {}", String::from_utf8_lossy(&loaded.stderr)));
+    }
+    psql(
+        pg,
+        "shared_source",
+        &format!(
+            "INSERT INTO audit_log (\"timestamp\", tenant, action, resource, message, metadata) \
+             SELECT now() - (i || ' seconds')::interval, 'u' || lpad((1 + i % 200)::text, 3, '0'), 'tenant.update', \
+                    'tenants/u' || (1 + i % 200), 'entry ' || i, jsonb_build_object('i', i) \
+             FROM generate_series(1, {AUDIT_ROWS}) i; ANALYZE;"
+        ),
+    )?;
+    psql(pg, "postgres", "CREATE DATABASE migration_fleet")?;
+    crate::run(Command::new(binary).args([
+        "migrate",
+        "--schema",
+        "fleet",
+        "--database-url",
+        &pg.url("migration_fleet"),
+    ]))?;
+    for customer in ["acme", "globex", "initech"] {
+        psql(pg, "postgres", &format!("CREATE DATABASE ocsilo_{customer}"))?;
+        let url = pg.url(&format!("ocsilo_{customer}"));
+        crate::run(Command::new(binary).args(["migrate", "--schema", "silo", "--database-url", &url]))?;
+    }
+    let mut key = [0u8; 32];
+    fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key)).map_err(|e| format!("random: {e}"))?;
+    let key_file = target_dir().join("xtask/bench-credentials.key");
+    fs::write(&key_file, base64(&key)).map_err(|e| format!("writing the key: {e}"))?;
+    let migrate = |phase: &str| -> Result<f64> {
+        let started = Instant::now();
+        let out = Command::new(binary)
+            .args(["migrate-shared", "--phase", phase, "--source-url", &pg.url("shared_source")])
+            .args(["--fleet-database-url", &pg.url("migration_fleet"), "--silo-server-url", &pg.url("postgres")])
+            .arg("--credentials-key-file")
+            .arg(&key_file)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("migrate-shared: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("migrate-shared --phase {phase}: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        Ok(started.elapsed().as_secs_f64())
+    };
+    migrate("provision")?;
+    let copy = migrate("copy")?;
+    let verify = migrate("verify")?;
+    let mut rows = 0;
+    for customer in ["acme", "globex", "initech"] {
+        let count = psql_value(
+            pg,
+            &format!("ocsilo_{customer}"),
+            "SELECT (SELECT count(*) FROM audit_log) + (SELECT count(*) FROM tenants) + (SELECT count(*) FROM groups) \
+                  + (SELECT count(*) FROM group_members) + (SELECT count(*) FROM grants) + (SELECT count(*) FROM budgets) \
+                  + (SELECT count(*) FROM access_policies) + (SELECT count(*) FROM provider_credentials) \
+                  + (SELECT count(*) FROM model_definitions) + (SELECT count(*) FROM model_defaults) \
+                  + (SELECT count(*) FROM access_tokens) + (SELECT count(*) FROM org_memberships)",
+        )?;
+        rows += count.parse::<u64>().map_err(|e| format!("counting rows: {e}"))?;
+    }
+    Ok((rows, copy, verify))
 }
 
 /// One wrk run: (p50 ms, p99 ms, requests/s, non-2xx count).
@@ -238,6 +352,7 @@ pub fn run(_args: &[String]) -> Result {
     }
     let rss_loaded = rss_kib(server.0.id());
     drop(server);
+    let (migrated_rows, copy_seconds, verify_seconds) = migration_figures(&binary, &pg)?;
     drop(pg);
 
     println!("\n== OpenCrane benchmark (release build) ==");
@@ -263,5 +378,13 @@ pub fn run(_args: &[String]) -> Result {
     for (label, (p50, p99, rps, errors)) in results {
         println!("  {label:<40} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
     }
+    #[allow(clippy::cast_precision_loss, reason = "a printed figure")]
+    let per_second = |seconds: f64| migrated_rows as f64 / seconds;
+    println!(
+        "migrate-shared      {migrated_rows} rows ({AUDIT_ROWS} audit entries) into 3 silos: copy {copy_seconds:.2} s \
+         ({:.0} rows/s), verify {verify_seconds:.2} s ({:.0} rows/s), each a whole process run",
+        per_second(copy_seconds),
+        per_second(verify_seconds)
+    );
     Ok(())
 }
