@@ -616,8 +616,9 @@ pub struct MigrateSharedArgs {
     /// The state directory of the running `opencrane dev` whose fleet receives the customers.
     #[arg(long, env = "OPENCRANE_DEV_STATE_DIR", default_value = ".opencrane/dev")]
     pub state_dir: PathBuf,
-    /// Instead of a dev environment: the fleet's database (with --silo-server-url).
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true, requires = "silo_server_url")]
+    /// Instead of a dev environment: the fleet's database (with --silo-server-url). Not read from
+    /// DATABASE_URL: a variable meant for something else must not turn the dev mode off.
+    #[arg(long, env = "OPENCRANE_FLEET_DATABASE_URL", hide_env_values = true, requires = "silo_server_url")]
     pub fleet_database_url: Option<String>,
     /// Instead of a dev environment: the PostgreSQL holding the silos' databases as the local
     /// provisioner lays them out (`ocsilo_<name>`), as a role that may write them.

@@ -555,6 +555,10 @@ fn groups(cx: &mut Ctx<'_>) {
             continue;
         }
         let description = text(&row, "description").unwrap_or_default();
+        if description.chars().count() > 500 {
+            cx.unplaced("groups", label, "its description is longer than 500 characters");
+            continue;
+        }
         let mut by_customer: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for member in strings(json_field(&row, "members")) {
             // A member is a user's name or subject.
@@ -615,13 +619,20 @@ fn policies(cx: &mut Ctx<'_>) {
         let deny = strings(domains.get("deny").cloned());
         let egress = json_field(&row, "egress_rules").filter(Value::is_array).unwrap_or_else(|| json!([]));
         let description = text(&row, "description").unwrap_or_default();
+        if description.chars().count() > 500 {
+            cx.unplaced("access_policies", name, "its description is longer than 500 characters");
+            continue;
+        }
         let out = json!({
             "name": name, "description": description, "tenant_selector": Value::Object(labels),
             "allowed_domains": allow, "denied_domains": deny, "egress_rules": egress,
         });
         let targets = match named {
             Some(customer) if cx.index.contains_key(&customer) => vec![customer],
-            Some(_) => continue,
+            Some(other) => {
+                cx.unplaced("access_policies", name, format!("it names customer {other}, which is not in the source"));
+                continue;
+            }
             None => {
                 shared += 1;
                 cx.names()
@@ -700,7 +711,11 @@ fn grants(cx: &mut Ctx<'_>) {
                 continue;
             }
         };
-        let note: String = text(&row, "note").unwrap_or_default().chars().take(500).collect();
+        let note = text(&row, "note").unwrap_or_default();
+        if note.chars().count() > 500 || payload_id.trim().is_empty() || payload_id.chars().count() > 200 {
+            cx.unplaced("grants", id, "its payload id (1–200 characters) or note (up to 500) does not fit");
+            continue;
+        }
         let created_by = trimmed(&row, "shared_by").unwrap_or_else(|| "migration".into());
         for (customer, subject) in targets {
             if let Some(c) = cx.customer_mut(&customer) {
@@ -989,7 +1004,11 @@ fn access_tokens(cx: &mut Ctx<'_>) {
             .customers
             .get(cx.index[&customer])
             .is_some_and(|c| c.memberships.iter().any(|m| m.subject == subject && m.role != "member"));
-        let name: String = trimmed(&row, "name").unwrap_or_else(|| "default".into()).chars().take(80).collect();
+        let name = trimmed(&row, "name").unwrap_or_else(|| "default".into());
+        if name.chars().count() > 80 {
+            cx.unplaced("access_tokens", id, "its name is longer than 80 characters");
+            continue;
+        }
         let out = json!({
             "name": name, "owner_subject": subject, "role": if admin { "admin" } else { "member" },
             "token_hash": hash, "created_at": ts(&row, "created_at"), "expires_at": ts(&row, "expires_at"),

@@ -36,8 +36,8 @@ async fn user(pool: &PgPool, name: &str, team: Option<&str>) {
     tenants::insert(pool, name, &fields, "admin").await.unwrap();
 }
 
-#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
-async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
+/// A fake API server with the silo's namespace, and a client for it.
+async fn cluster_with_namespace() -> (FakeApiServer, Client) {
     let server = FakeApiServer::start().await.unwrap();
     let kube = client(&server.url());
     let namespace = k8s_openapi::api::core::v1::Namespace {
@@ -48,6 +48,12 @@ async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
         .create(&PostParams::default(), &namespace)
         .await
         .unwrap();
+    (server, kube)
+}
+
+#[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
+    let (server, kube) = cluster_with_namespace().await;
     let api: Api<Tenant> = Api::namespaced(kube.clone(), NS);
     let runtime = TenantRuntime::new(kube, NS, pool.clone(), "acme");
     user(&pool, "ana", Some("eng")).await;
@@ -167,16 +173,7 @@ async fn tenant_resources_follow_the_rows_and_drift_comes_back(pool: PgPool) {
 #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
 async fn on_cilium_the_gateway_egress_follows_the_access_policies(pool: PgPool) {
     use opencrane_portal::egress::{ACCESS_EGRESS, CidrBlock};
-    let server = FakeApiServer::start().await.unwrap();
-    let kube = client(&server.url());
-    let namespace = k8s_openapi::api::core::v1::Namespace {
-        metadata: kube::api::ObjectMeta { name: Some(NS.into()), ..Default::default() },
-        ..Default::default()
-    };
-    Api::<k8s_openapi::api::core::v1::Namespace>::all(kube.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .unwrap();
+    let (server, kube) = cluster_with_namespace().await;
     let path = format!("/apis/cilium.io/v2/namespaces/{NS}/ciliumnetworkpolicies/{ACCESS_EGRESS}");
 
     // Without Cilium: nothing of it.
