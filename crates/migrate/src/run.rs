@@ -295,6 +295,10 @@ async fn migrate_one(
     }
     let state = shared_migrations::get(fleet, name).await.map_err(fleet_err)?;
     let mut done = state.as_ref().and_then(|s| Phase::done_by(&s.phase));
+    if done == Some(Phase::CutOver) {
+        // Nothing left to do; its silo may since have been suspended or deleted.
+        return Ok(());
+    }
     let pool = wait_for_database(silos, name, options.wait).await?;
     let Some(pool) = pool else {
         return Err(Error::Silo(format!(
