@@ -182,7 +182,7 @@ pub async fn run(
             if unknown.len() == 1 { "is" } else { "are" }
         )));
     }
-    let watermarks = source.watermarks().await?;
+    let watermarks = source.watermarks(&snapshot.columns).await?;
     let mut report = Report {
         source: label.clone(),
         until: options.until,
@@ -328,37 +328,34 @@ async fn migrate_one(
     if options.until < Phase::Verify {
         return Ok(());
     }
-    // Verify (again, until it is cut over: cheap, and a later change to the silo shows).
-    if done < Some(Phase::CutOver) {
-        let started = Instant::now();
-        let back = silo::read_back(&pool, silos.credentials_key(name)).await?;
-        let mut checks: Vec<TableCheck> = map::SILO_TABLES
-            .iter()
-            .map(|t| {
-                verify::compare(
-                    t,
-                    customer.silo.get(t).map(Vec::as_slice).unwrap_or_default(),
-                    back.get(t).map(Vec::as_slice).unwrap_or_default(),
-                )
-            })
-            .collect();
-        checks.sort_by_key(TableCheck::agrees);
-        let value = serde_json::to_value(&checks).unwrap_or_default();
-        shared_migrations::set_checks(fleet, name, &value).await.map_err(fleet_err)?;
-        let differ: Vec<&str> = checks.iter().filter(|c| !c.agrees()).map(|c| c.table.as_str()).collect();
-        if !differ.is_empty() {
-            return Err(Error::Silo(format!(
-                "verification found differences in {} (see the checks); not cut over",
-                differ.join(", ")
-            )));
-        }
-        if done < Some(Phase::Verify) {
-            shared_migrations::set_phase(fleet, name, "verified").await.map_err(fleet_err)?;
-            done = Some(Phase::Verify);
-        }
-        event(Phase::Verify, format!("{name}: every table agrees ({} ms)", started.elapsed().as_millis()));
+    // Verify (again on every run until it is cut over: cheap, and a later change to the silo shows).
+    let started = Instant::now();
+    let back = silo::read_back(&pool, silos.credentials_key(name)).await?;
+    let mut checks: Vec<TableCheck> = map::SILO_TABLES
+        .iter()
+        .map(|t| {
+            verify::compare(
+                t,
+                customer.silo.get(t).map(Vec::as_slice).unwrap_or_default(),
+                back.get(t).map(Vec::as_slice).unwrap_or_default(),
+            )
+        })
+        .collect();
+    checks.sort_by_key(TableCheck::agrees);
+    let value = serde_json::to_value(&checks).unwrap_or_default();
+    shared_migrations::set_checks(fleet, name, &value).await.map_err(fleet_err)?;
+    let differ: Vec<&str> = checks.iter().filter(|c| !c.agrees()).map(|c| c.table.as_str()).collect();
+    if !differ.is_empty() {
+        return Err(Error::Silo(format!(
+            "verification found differences in {} (see the checks); not cut over",
+            differ.join(", ")
+        )));
     }
-    if options.until < Phase::CutOver || done >= Some(Phase::CutOver) {
+    if done < Some(Phase::Verify) {
+        shared_migrations::set_phase(fleet, name, "verified").await.map_err(fleet_err)?;
+    }
+    event(Phase::Verify, format!("{name}: every table agrees ({} ms)", started.elapsed().as_millis()));
+    if options.until < Phase::CutOver {
         return Ok(());
     }
     fleet::cut_over(fleet, name).await?;

@@ -176,11 +176,13 @@ impl Source {
         Ok(Snapshot { label: self.label.clone(), rows, columns })
     }
 
-    /// Row counts and newest change of every present in-scope table, now.
-    pub async fn watermarks(&mut self) -> Result<BTreeMap<String, Watermark>, Error> {
-        let columns = self.check().await?;
+    /// Row counts and newest change, now, of the tables a [`Snapshot`] found (with their columns).
+    pub async fn watermarks(
+        &mut self,
+        columns: &BTreeMap<&'static str, BTreeSet<String>>,
+    ) -> Result<BTreeMap<String, Watermark>, Error> {
         let mut out = BTreeMap::new();
-        for (table, cols) in &columns {
+        for (table, cols) in columns {
             let newest =
                 ["updated_at", "timestamp", "sampled_at", "created_at"].into_iter().find(|c| cols.contains(*c));
             let sql = match newest {
