@@ -4,10 +4,15 @@
 # It runs the same build the tests exercise: `cargo xtask build --release`.
 
 FROM rust:1.95-bookworm AS build
+# npm for binaryen's wasm-opt, which shrinks the release bundle (xtask installs it under target/tools).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nodejs npm \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 # rust-toolchain.toml pins the toolchain and the wasm target; xtask installs the matching
-# wasm-bindgen CLI, builds the site into target/site-release, then the release binary.
+# wasm-bindgen CLI, builds the site into target/site-release (wasm-opt -Oz, gzip copies beside
+# each bundle file), then the release binary.
 RUN cargo xtask build --release \
  && install -D target/release/opencrane /out/opencrane \
  && cp -r target/site-release /out/site \

@@ -23,6 +23,7 @@ use crate::{
             dns::DnsPage,
             home::FleetHome,
             identity::IdentityPage,
+            migrations::MigrationsPage,
         },
         shared::{NotFound, audit::AuditLogPage, sessions::SessionsPage},
     },
@@ -44,6 +45,9 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
     if principal.as_ref().is_some_and(|p| p.is_platform_operator) {
         nav.push(NavItem { href: "/dns", label: "DNS" });
         nav.push(NavItem { href: "/identity", label: "Identity" });
+        if ui.shared_migration {
+            nav.push(NavItem { href: "/migrations", label: "Migration" });
+        }
     }
     if can(principal.as_ref(), Action::ReadFleetAudit) {
         nav.push(NavItem { href: "/audit", label: "Audit" });
@@ -67,6 +71,7 @@ pub fn FleetApp(ui: UiContext) -> impl IntoView {
                     <Route path=path!("/billing/:name") view=CustomerBillingPage ssr=SsrMode::Async />
                     <Route path=path!("/dns") view=DnsPage ssr=SsrMode::Async />
                     <Route path=path!("/identity") view=IdentityPage ssr=SsrMode::Async />
+                    <Route path=path!("/migrations") view=MigrationsPage ssr=SsrMode::Async />
                     <Route path=path!("/audit") view=|| view! { <AuditLogPage role=Role::Fleet /> } ssr=SsrMode::Async />
                     <Route path=path!("/sessions") view=|| view! { <SessionsPage role=Role::Fleet /> } ssr=SsrMode::Async />
                 </Routes>

@@ -133,6 +133,8 @@ pub enum Posted {
         /// The customer.
         cluster_tenant: String,
     },
+    /// Run the migration from the shared database (the phase and the customer are fields).
+    MigrationRun,
     /// Make a closed month's statement final.
     FinaliseStatement {
         /// The customer.
@@ -339,7 +341,7 @@ mod server {
                 assign_billing_plan, create_billing_plan, delete_cluster_tenant, finalise_billing_statement,
                 identity_rotation, reconcile_identity, refresh_customer_dns, remove_member, retry_provisioning,
                 revoke_fleet_sessions, rotate_zitadel_key, save_platform_dns, set_cluster_tenant_suspended,
-                set_member_suspended,
+                set_member_suspended, start_migration_run,
             },
             silo::{create_token, revoke_silo_sessions, revoke_token},
         },
@@ -353,6 +355,7 @@ mod server {
                 billing::{AssignPlanRequest, PlanRequest},
                 cluster_tenant::{ClusterTenantForm, TerminationPolicy},
                 dns::PlatformDnsForm,
+                migrations::RunRequest,
             },
             href::url_encode,
             session::NewAccessTokenRequest,
@@ -411,6 +414,7 @@ mod server {
             | Posted::BillingPlan
             | Posted::AssignPlan { .. }
             | Posted::FinaliseStatement { .. }
+            | Posted::MigrationRun
             | Posted::SuspendClusterTenant { .. }
             | Posted::RetryProvisioning { .. }
             | Posted::DeleteClusterTenant { .. }
@@ -457,6 +461,7 @@ mod server {
             Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
             Posted::BillingPlan => BILLING_PLAN_FIELDS.contains(&key),
             Posted::AssignPlan { .. } => matches!(key, "plan" | "effectiveFrom"),
+            Posted::MigrationRun => matches!(key, "until" | "customer"),
             Posted::FinaliseStatement { .. }
             | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile
@@ -543,6 +548,14 @@ mod server {
                     };
                     assign_billing_plan(cluster_tenant.clone(), request).await?;
                     Ok(redirect(with_query(&billing_page(&cluster_tenant), "saved", "plan")))
+                }
+                Posted::MigrationRun => {
+                    let request = RunRequest {
+                        until: lookup("until"),
+                        customer: Some(lookup("customer")).filter(|c| !c.trim().is_empty()),
+                    };
+                    let id = start_migration_run(request).await?;
+                    Ok(redirect(format!("/migrations?started={id}")))
                 }
                 Posted::FinaliseStatement { cluster_tenant, month } => {
                     finalise_billing_statement(cluster_tenant.clone(), month.clone()).await?;

@@ -84,6 +84,9 @@ pub struct UiContext {
     pub sign_in: bool,
     /// The fleet console's URL (silo only: membership is managed there).
     pub fleet_console: Option<String>,
+    /// Whether a shared installation to migrate from is configured (fleet).
+    #[serde(default)]
+    pub shared_migration: bool,
 }
 
 impl UiContext {

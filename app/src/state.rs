@@ -25,6 +25,9 @@ pub struct FleetSettings {
     pub dns: Option<std::sync::Arc<opencrane_provision::dns_truth::DnsTruth>>,
     /// The platform's certificate issuer on the cluster, when the fleet reaches a Kubernetes API.
     pub platform_dns: Option<std::sync::Arc<opencrane_provision::platform_dns::cluster::PlatformDns>>,
+    /// The migration from the original's shared database, when `OPENCRANE_SHARED_SOURCE_URL`
+    /// is set.
+    pub migration: Option<crate::service::fleet::migrations::MigrationRuntime>,
 }
 
 /// The clustertenant-manager's settings.
@@ -194,6 +197,7 @@ impl AppState {
                 validation: f.validation.clone(),
                 sign_in: self.sign_in,
                 fleet_console: None,
+                shared_migration: f.migration.is_some(),
             },
             RoleSettings::Silo(s) => crate::UiContext {
                 role: Role::Silo,
@@ -204,6 +208,7 @@ impl AppState {
                 validation: ValidationContext::default(),
                 sign_in: self.sign_in,
                 fleet_console: s.fleet_console.clone(),
+                shared_migration: false,
             },
         }
     }

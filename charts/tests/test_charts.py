@@ -150,6 +150,7 @@ FLEET_PROFILES = {
                 "allowedEmailDomains": ["example.com"],
             },
             "zitadel": {"mgmtApiUrl": "https://id.example.com", "existingSecret": "zitadel-sa", "reconcileIntervalMs": 600000},
+            "migration": {"sourceSecret": "shared-source"},
         },
     },
     "external-database": {
@@ -346,6 +347,8 @@ class Charts(unittest.TestCase):
         self.assertEqual(env["OPENCRANE_DNS_PROBE_INTERVAL_SECONDS"]["value"], "300")
         self.assertEqual(env["OPENCRANE_DNS_PROBE_CONCURRENCY"]["value"], "8")
         self.assertNotIn("OPENCRANE_DNS_PROBE_NAMESERVERS", env, "default: the base domain's NS records")
+        # The shared database's URL carries a password: only ever from a Secret.
+        self.assertEqual(env["OPENCRANE_SHARED_SOURCE_URL"]["valueFrom"]["secretKeyRef"], {"name": "shared-source", "key": "url"})
         probed = dict(FLEET_PROFILES["everything-enabled"])
         probed["fleetManager"] = {**probed.get("fleetManager", {}), "dnsProbe": {"nameservers": ["10.0.0.53", "10.0.0.54:5353"]}}
         objects, _ = render(FLEET, probed, FLEET_NS)
@@ -359,6 +362,7 @@ class Charts(unittest.TestCase):
         self.assertEqual(env["OPENCRANE_BILLING_ENABLED"]["value"], "false")
         self.assertEqual(env["OPENCRANE_CLUSTER_TENANT_MANAGER_ENABLED"]["value"], "false")
         self.assertNotIn("OIDC_ISSUER_URL", env)
+        self.assertNotIn("OPENCRANE_SHARED_SOURCE_URL", env, "no migration source unless one is named")
         self.assertEqual(env["DATABASE_URL"]["valueFrom"]["secretKeyRef"], {"name": "fleet-db", "key": "DATABASE_URL"})
 
     def test_fleet_renders_only_variables_the_binary_reads(self):

@@ -361,6 +361,25 @@ pub struct FleetArgs {
     /// The DNS and certificate probes.
     #[command(flatten)]
     pub dns_probe: DnsProbeArgs,
+    /// The original's shared database, for the `/migrations` page.
+    #[command(flatten)]
+    pub shared_source: SharedSourceArgs,
+}
+
+/// The original's shared database the `/migrations` page migrates from.
+#[derive(Clone, Args)]
+pub struct SharedSourceArgs {
+    /// A PostgreSQL URL of the original's shared database (read through a read-only
+    /// connection). It carries a password: set it from a Secret (the chart's
+    /// `migration.sourceSecret`), not on the command line.
+    #[arg(long = "shared-source-url", env = "OPENCRANE_SHARED_SOURCE_URL", hide_env_values = true)]
+    pub url: Option<String>,
+}
+
+impl std::fmt::Debug for SharedSourceArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSourceArgs").field("url", &self.url.as_ref().map(|_| "…")).finish()
+    }
 }
 
 /// The probes of what DNS and TLS really serve for each customer (they run when the base domain
@@ -684,6 +703,10 @@ pub struct DevArgs {
     /// The DNS and certificate probes (with `--platform-base-domain` and `--ingress-ip`).
     #[command(flatten)]
     pub dns_probe: DnsProbeArgs,
+    /// The original's shared database, for the `/migrations` page (the local silos' databases
+    /// are on the dev PostgreSQL).
+    #[command(flatten)]
+    pub shared_source: SharedSourceArgs,
 }
 
 /// `deploy` flags.

@@ -26,6 +26,7 @@ use opencrane_localpg::LocalPostgres;
 use serde_json::json;
 use tokio::sync::watch;
 
+use app::service::fleet::migrations::MigrationRuntime;
 use opencrane_provision::local::{LocalBackend, LocalServer, SiloHost as _};
 
 use crate::{
@@ -175,6 +176,10 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         };
         (args.demo_silo.clone(), org)
     });
+    let credentials_key = match args.portal.credentials_key() {
+        Some(key) => key,
+        None => load_or_create_credentials_key(&args.state_dir)?,
+    };
     let host = DevSiloHost::new(DevSiloSettings {
         site_root: args.site_root.clone(),
         base_domain: args.platform_base_domain.clone(),
@@ -184,13 +189,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         fleet_url: format!("http://{internal_addr}"),
         first_port: args.silo_port,
         org_client,
-        portal: crate::cli::PortalArgs {
-            credentials_key: Some(match args.portal.credentials_key() {
-                Some(key) => key,
-                None => load_or_create_credentials_key(&args.state_dir)?,
-            }),
-            ..args.portal.clone()
-        },
+        portal: crate::cli::PortalArgs { credentials_key: Some(credentials_key.clone()), ..args.portal.clone() },
     });
     for name in opencrane_fleet_db::provisioning::live_names(&fleet_pool).await? {
         if let Some(url) = opencrane_fleet_db::cluster_tenants::get(&fleet_pool, &name).await?.silo_url {
@@ -221,6 +220,26 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         }
     };
 
+    if let Some(url) = &args.shared_source.url {
+        // The `/migrations` page copies into the local silos' databases on this PostgreSQL.
+        let server = sqlx::postgres::PgConnectOptions::new()
+            .host("127.0.0.1")
+            .port(postgres.port())
+            .username(opencrane_localpg::SUPERUSER)
+            .password(postgres.password());
+        let silos = Arc::new(crate::migrate_shared::DevSilos::new(server, Some(credentials_key.clone())));
+        let runtime = match args.provisioner {
+            ProvisionerKind::Local => MigrationRuntime::new(url, silos),
+            ProvisionerKind::Kubernetes => MigrationRuntime::unavailable(
+                url,
+                "Under opencrane dev the migration copies into the local provisioner's silos; run it with --provisioner local.",
+            ),
+        }
+        .map_err(anyhow::Error::msg)?;
+        if let app::state::RoleSettings::Fleet(settings) = &mut fleet.role {
+            settings.migration = Some(runtime);
+        }
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {
         http::shutdown_signal().await;

@@ -146,7 +146,17 @@ impl KeyFileWatch {
     }
 }
 
-/// Runs the fleet-manager until SIGTERM or Ctrl-C.
+/// The `/migrations` page's runtime on a cluster. The copy has to reach each silo's database,
+/// which the silo's NetworkPolicy floor closes to everything but its own manager; until the
+/// fleet can open that path for the duration of a copy, the page shows the plan and the CLI does
+/// the copy from where the databases are reachable.
+fn shared_migration(url: &str) -> Result<app::service::fleet::migrations::MigrationRuntime, String> {
+    app::service::fleet::migrations::MigrationRuntime::unavailable(
+        url,
+        "On a cluster the silos' databases are closed to the fleet-manager (each silo's NetworkPolicy floor): run `opencrane migrate-shared` where they are reachable (see the README).",
+    )
+}
+
 /// Prices the months of the last year that have usage but no kept figures (usage held before the
 /// figures were kept, or written around the fleet), so the billing overview shows them. Quick
 /// when there are none: one statement.
@@ -161,6 +171,7 @@ pub(crate) async fn price_unpriced_months(pool: &sqlx::PgPool) -> anyhow::Result
     Ok(())
 }
 
+/// Runs the fleet-manager until SIGTERM or Ctrl-C.
 pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let addr = SocketAddr::new(args.http.bind, args.http.port);
     let zitadel = identity_plane(&args)?;
@@ -179,6 +190,9 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let mut reconcile_interval = None;
     if let RoleSettings::Fleet(fleet) = &mut state.role {
         fleet.validation.fleet_namespace = args.namespace.clone();
+        if let Some(url) = &args.shared_source.url {
+            fleet.migration = Some(shared_migration(url).map_err(anyhow::Error::msg)?);
+        }
         if let Some((plane, link)) = &zitadel {
             fleet.identity = Some(identity_runtime(plane.clone(), link).await);
             reconcile_interval = link.reconcile_interval;
@@ -280,6 +294,7 @@ pub fn fleet_state(
             identity: None,
             dns: None,
             platform_dns: None,
+            migration: None,
         }),
         sign_in,
         health: None,

@@ -2,6 +2,7 @@
 //! endpoints, and the layers around them (request ids, tracing, authentication, role isolation,
 //! body limits, headers).
 
+pub mod assets;
 pub mod auth;
 pub mod csrf;
 pub mod error;
@@ -126,6 +127,7 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
         .nest("/api/v1", rest::router(&state))
         // The internal API has its own listener ([`internal_router`]); here it does not exist.
         .nest("/api/internal", Router::new().fallback(error::api_not_found))
+        .nest_service(&format!("/{}", state.leptos_options.site_pkg_dir), assets::bundle(&state.leptos_options))
         .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, app_shell)
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
             leptos::nonce::provide_nonce,

@@ -13,7 +13,7 @@ use std::{
     fs,
     io::Read,
     net::{Ipv4Addr, TcpListener, TcpStream},
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, Command, Stdio},
     thread,
     time::{Duration, Instant},
@@ -21,7 +21,7 @@ use std::{
 
 use opencrane_localpg::{Binaries, LocalPostgres};
 
-use crate::{Result, cargo, root, site, target_dir};
+use crate::{Result, release_cargo, root, site, target_dir};
 
 /// Rows seeded for the list benchmark.
 const ROWS: u32 = 10_000;
@@ -44,23 +44,6 @@ fn gzip_size(path: &Path) -> Result<u64> {
 
 fn kib(bytes: u64) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
-}
-
-fn wasm_opt() -> Option<PathBuf> {
-    let local = target_dir().join("tools/node_modules/.bin/wasm-opt");
-    if local.is_file() {
-        return Some(local);
-    }
-    // The npm build of binaryen keeps hydration intact; try to install it once.
-    let tools = target_dir().join("tools");
-    let installed = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
-        .arg(&tools)
-        .arg("binaryen@132")
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    (installed && local.is_file()).then_some(local)
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -253,20 +236,10 @@ pub fn run(_args: &[String]) -> Result {
     let wasm_raw = fs::metadata(&wasm).map_err(|e| e.to_string())?.len();
     let js_raw = fs::metadata(&js).map_err(|e| e.to_string())?.len();
     let (wasm_gz, js_gz) = (gzip_size(&wasm)?, gzip_size(&js)?);
-    let optimised = wasm_opt().and_then(|tool| {
-        let out = target_dir().join("xtask/opencrane.opt.wasm");
-        let ok = Command::new(tool)
-            .args(["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext", "-o"])
-            .arg(&out)
-            .arg(&wasm)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        (ok).then(|| (fs::metadata(&out).map(|m| m.len()).unwrap_or(0), gzip_size(&out).unwrap_or(0)))
-    });
+    let optimised = site::wasm_optimised(&site);
 
     // Server.
-    crate::run(cargo().args(["build", "--locked", "--release", "-p", "opencrane", "--bin", "opencrane"]))?;
+    crate::run(release_cargo().args(["build", "--locked", "--release", "-p", "opencrane", "--bin", "opencrane"]))?;
     let binary = target_dir().join("release/opencrane");
     let pg_dir = target_dir().join("xtask/bench-postgres");
     let _ = fs::remove_dir_all(&pg_dir);
@@ -363,9 +336,8 @@ pub fn run(_args: &[String]) -> Result {
         kib(js_raw),
         kib(js_gz)
     );
-    match optimised {
-        Some((raw, gz)) => println!("  after wasm-opt -Oz  wasm {} raw, {} gzip (npm binaryen 132)", kib(raw), kib(gz)),
-        None => println!("  (wasm-opt from npm binaryen@132 not available: optimised size not measured)"),
+    if !optimised {
+        println!("  (not optimised: wasm-opt from npm binaryen@132 was not available to the build)");
     }
     println!(
         "fleet-manager RSS   {} idle after start;  {} after the load",

@@ -1,8 +1,9 @@
 //! Project automation, run as `cargo xtask <command>`:
 //!
 //! - `dev [ARGS…]`  build the browser bundle and the binary, then run `opencrane dev ARGS…`
-//! - `test`         every check CI runs: fmt, clippy (server side and wasm side separately),
-//!   query-metadata drift, unit and database tests, browser end-to-end tests
+//! - `test`         every check CI runs: fmt, cargo deny, query-metadata drift, unit and
+//!   database tests, browser end-to-end tests, chart tests; clippy (server side and wasm side
+//!   separately) inside the builds they need
 //! - `bench`        release build, then bundle size, idle memory and list-page latency
 //! - `build [--release]`  the browser bundle (`target/site`) and the binary
 //! - `prepare`      regenerate the committed sqlx query metadata (`crates/*-db/.sqlx`)
@@ -82,6 +83,15 @@ pub fn cargo() -> Command {
     if WITHOUT_INCREMENTAL.load(Ordering::Relaxed) && env::var_os("CARGO_INCREMENTAL").is_none() {
         cmd.env("CARGO_INCREMENTAL", "0");
     }
+    cmd
+}
+
+/// `cargo` for a release build: without the development-only `--cfg erase_components` that
+/// `.cargo/config.toml` gives every other build (an empty `RUSTFLAGS` takes precedence over it),
+/// so the shipped bundle and binary keep Leptos' static view types (smaller and faster).
+pub fn release_cargo() -> Command {
+    let mut cmd = cargo();
+    cmd.env("RUSTFLAGS", "");
     cmd
 }
 

@@ -69,6 +69,12 @@ pub fn ensure_tool(package: &str, bin: &str, version: &str) -> Result<PathBuf> {
         }
         // The tool's own build must not inherit this workspace's settings.
         cmd.current_dir(std::env::temp_dir()).env_remove("CARGO_TARGET_DIR");
+        // Built unoptimised: on 2 cores that takes about 2 minutes instead of 4 to 6 (cargo-deny,
+        // wasm-bindgen), and each still runs in seconds (measured: cargo-deny's check 8 s instead
+        // of 2; wasm-bindgen on the debug bundle 10 s instead of 2). CI builds them on every run.
+        for (key, value) in [("OPT_LEVEL", "0"), ("DEBUG", "false"), ("LTO", "false"), ("CODEGEN_UNITS", "256")] {
+            cmd.env(format!("CARGO_PROFILE_RELEASE_{key}"), value);
+        }
         run(&mut cmd)
     };
     // A lagging registry index can fail --locked resolution; retry without it.
@@ -76,17 +82,108 @@ pub fn ensure_tool(package: &str, bin: &str, version: &str) -> Result<PathBuf> {
     if matches(&local) { Ok(local) } else { Err(format!("{} does not report version {version}", local.display())) }
 }
 
+/// The file a release site holds when its wasm went through wasm-opt.
+const OPTIMISED_MARK: &str = "wasm-opt.txt";
+
+/// Whether the release site's wasm went through wasm-opt.
+pub fn wasm_optimised(site: &Path) -> bool {
+    site.join(OPTIMISED_MARK).is_file()
+}
+
+/// `wasm-opt` of npm's binaryen (its build keeps hydration intact), installed under
+/// `target/tools` once; `None` without npm.
+fn wasm_opt() -> Option<PathBuf> {
+    let tools = target_dir().join("tools");
+    let local = tools.join("node_modules/.bin/wasm-opt");
+    if local.is_file() {
+        return Some(local);
+    }
+    let installed = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+        .arg(&tools)
+        .arg("binaryen@132")
+        .status()
+        .is_ok_and(|s| s.success());
+    (installed && local.is_file()).then_some(local)
+}
+
+/// The release bundle through `wasm-opt -Oz` (`from` → `to`); without npm the bundle ships as
+/// wasm-bindgen made it, and the build says so.
+fn optimise(from: &Path, to: &Path) -> Result<bool> {
+    let Some(tool) = wasm_opt() else {
+        eprintln!("\nwasm-opt (npm binaryen@132) is not available: the release bundle is not optimised");
+        return Ok(false);
+    };
+    run(Command::new(tool)
+        .args(["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext", "-o"])
+        .arg(to)
+        .arg(from))?;
+    Ok(true)
+}
+
+/// Writes `file.gz` beside `file` (best compression for a release, a quick one otherwise).
+fn precompress(file: &Path, release: bool) -> Result {
+    let out = Command::new("gzip")
+        .args([if release { "-9" } else { "-1" }, "--no-name", "--keep", "--force"])
+        .arg(file)
+        .output()
+        .map_err(|e| format!("gzip is needed to precompress the bundle: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("gzip {}: {}", file.display(), String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
 /// Where a build profile's site lives.
 pub fn site_dir(release: bool) -> PathBuf {
     target_dir().join(if release { "site-release" } else { "site" })
 }
 
+/// Clippy's driver of the project's toolchain (the `clippy` component rust-toolchain.toml lists).
+pub fn clippy_driver() -> Result<PathBuf> {
+    let out = Command::new("rustc")
+        .current_dir(root())
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("running rustc: {e}"))?;
+    let driver = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin").join("clippy-driver");
+    if driver.is_file() {
+        Ok(driver)
+    } else {
+        Err(format!(
+            "{} is missing: install the toolchain's clippy component (rustup component add clippy)",
+            driver.display()
+        ))
+    }
+}
+
+/// Lints the workspace's crates in the same compilation that builds them: clippy's driver as
+/// cargo's workspace wrapper (what `cargo clippy` itself does, for a `check`), warnings denied.
+/// A separate `cargo clippy --all-targets` type-checks every one of the ~800 crates a second
+/// time, about 8 minutes of CI on 2 cores, and another 2 for the wasm side; this costs only the
+/// lints. Builds that do not lint (`dev`, `build`) leave it out, so their artifacts are apart.
+pub fn linting<'a>(cmd: &'a mut Command, driver: &Path) -> &'a mut Command {
+    // clippy-driver reads its own arguments from CLIPPY_ARGS, separated by this marker.
+    cmd.env("RUSTC_WORKSPACE_WRAPPER", driver).env("CLIPPY_ARGS", "-Dwarnings__CLIPPY_HACKERY__")
+}
+
 /// Builds the hydrate bundle and assembles the site directory; returns it.
 pub fn build(release: bool) -> Result<PathBuf> {
+    build_with(release, None)
+}
+
+/// [`build`] (debug) with the wasm side's crates linted by `driver` (see [`linting`]).
+pub fn build_linted(driver: &Path) -> Result<PathBuf> {
+    build_with(false, Some(driver))
+}
+
+fn build_with(release: bool, lint: Option<&Path>) -> Result<PathBuf> {
     ensure_wasm_target()?;
     let wasm_bindgen = ensure_wasm_bindgen()?;
     let profile = if release { "wasm-release" } else { "dev" };
-    run(cargo().args([
+    let mut cmd = if release { crate::release_cargo() } else { cargo() };
+    cmd.args([
         "build",
         "--locked",
         "-p",
@@ -96,7 +193,12 @@ pub fn build(release: bool) -> Result<PathBuf> {
         "wasm32-unknown-unknown",
         "--profile",
         profile,
-    ]))?;
+    ]);
+    if let Some(driver) = lint {
+        // `app` named too, so its hydrate build is linted as a package of its own.
+        linting(&mut cmd, driver).args(["-p", "app"]);
+    }
+    run(&mut cmd)?;
     let profile_dir = if release { "wasm-release" } else { "debug" };
     let wasm = target_dir().join("wasm32-unknown-unknown").join(profile_dir).join("frontend.wasm");
     let site = site_dir(release);
@@ -107,10 +209,20 @@ pub fn build(release: bool) -> Result<PathBuf> {
         .arg(&pkg)
         .arg(&wasm))?;
     // The server asks for /pkg/opencrane.wasm (it is built with LEPTOS_OUTPUT_NAME set).
-    fs::rename(pkg.join("opencrane_bg.wasm"), pkg.join("opencrane.wasm"))
-        .map_err(|e| format!("renaming the wasm: {e}"))?;
+    let (made, wasm) = (pkg.join("opencrane_bg.wasm"), pkg.join("opencrane.wasm"));
+    let _ = fs::remove_file(site.join(OPTIMISED_MARK));
+    if release && optimise(&made, &wasm)? {
+        fs::remove_file(&made).map_err(|e| format!("removing {}: {e}", made.display()))?;
+        fs::write(site.join(OPTIMISED_MARK), "wasm-opt -Oz\n").map_err(|e| format!("marking the site: {e}"))?;
+    } else {
+        fs::rename(&made, &wasm).map_err(|e| format!("renaming the wasm: {e}"))?;
+    }
     fs::copy(root().join("style/main.css"), pkg.join("opencrane.css"))
         .map_err(|e| format!("copying the stylesheet: {e}"))?;
+    // What the server sends to a browser that accepts gzip (`/pkg` serves the `.gz` beside a file).
+    for name in ["opencrane.wasm", "opencrane.js", "opencrane.css"] {
+        precompress(&pkg.join(name), release)?;
+    }
     for entry in fs::read_dir(root().join("public")).map_err(|e| format!("reading public/: {e}"))? {
         let entry = entry.map_err(|e| e.to_string())?;
         if entry.path().is_file() {

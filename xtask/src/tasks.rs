@@ -10,7 +10,7 @@ use std::{
 
 use opencrane_localpg::{Binaries, LocalPostgres};
 
-use crate::{Result, cargo, root, run, site, target_dir};
+use crate::{Result, cargo, release_cargo, root, run, site, target_dir};
 
 /// Native (non-wasm) packages: linted, tested, and built together so their features unify the
 /// same way every time (no rebuilds between steps).
@@ -30,6 +30,7 @@ const NATIVE: &[&str] = &[
     "opencrane-silo-db",
     "opencrane-types",
     "opencrane-localpg",
+    "opencrane-migrate",
     "opencrane-e2e",
     "xtask",
 ];
@@ -42,13 +43,6 @@ const SCHEMAS: &[(&str, &str, &str)] = &[
     ("fleet", "opencrane-common-db", "crates/common-db"),
 ];
 
-fn native(cmd: &mut Command) -> &mut Command {
-    for package in NATIVE {
-        cmd.args(["-p", package]);
-    }
-    cmd
-}
-
 fn binary_path() -> PathBuf {
     target_dir().join("debug").join("opencrane")
 }
@@ -56,7 +50,7 @@ fn binary_path() -> PathBuf {
 /// Builds the browser bundle and the binary (debug, or release with `--release`).
 pub fn build(release: bool) -> Result {
     let site = site::build(release)?;
-    let mut cmd = cargo();
+    let mut cmd = if release { release_cargo() } else { cargo() };
     cmd.args(["build", "--locked", "-p", "opencrane", "--bin", "opencrane"]);
     if release {
         cmd.arg("--release");
@@ -200,10 +194,7 @@ pub fn test(args: &[String]) -> Result {
 
     run(cargo().args(["fmt", "--all", "--check"]))?;
     supply_chain()?;
-    run(native(cargo().args(["clippy", "--locked", "--all-targets"])).args(["--", "-D", "warnings"]))?;
-    run(cargo()
-        .args(["clippy", "--locked", "-p", "frontend", "-p", "app", "--target", "wasm32-unknown-unknown"])
-        .args(["--", "-D", "warnings"]))?;
+    // Clippy runs inside the builds below (`site::linting`), not as passes of their own.
 
     let db = TestDatabase::start()?;
     for (i, (schema, crate_name, dir)) in SCHEMAS.iter().enumerate() {
@@ -226,8 +217,10 @@ pub fn test(args: &[String]) -> Result {
     if skip_e2e {
         packages.retain(|p| *p != "opencrane-e2e");
     }
+    let clippy = site::clippy_driver()?;
     let test_command = || {
         let mut cmd = cargo();
+        site::linting(&mut cmd, &clippy);
         cmd.args(["test", "--locked"]);
         for package in &packages {
             cmd.args(["-p", package]);
@@ -236,7 +229,7 @@ pub fn test(args: &[String]) -> Result {
     };
     run(test_command().arg("--no-run"))?;
     chart_tests()?;
-    let site = site::build(false)?;
+    let site = site::build_linted(&clippy)?;
     run(test_command()
         .env("DATABASE_URL", db.server.url("postgres"))
         .env("OPENCRANE_BIN", binary_path())

@@ -236,6 +236,20 @@ pub async fn reconcile_identity(name: Option<String>) -> Result<ReconcileReport,
     respond(service::fleet::identity::reconcile(&state, &caller, request).await)
 }
 
+/// The migration from the original's shared database (platform operators).
+#[server(prefix = "/api/fleet", endpoint = "migrations/overview", input = Json)]
+pub async fn get_migrations() -> Result<crate::model::fleet::migrations::MigrationsView, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::migrations::overview(&state, &caller).await)
+}
+
+/// Starts a migration run in the background; answers its id.
+#[server(prefix = "/api/fleet", endpoint = "migrations/run", input = Json)]
+pub async fn start_migration_run(request: crate::model::fleet::migrations::RunRequest) -> Result<i64, AppError> {
+    let (state, caller) = request_context()?;
+    respond(service::fleet::migrations::start(&state, &caller, request).await)
+}
+
 /// One customer's billing: plan history, a month's statement (`YYYY-MM`; this month when absent)
 /// and its usage days.
 #[server(prefix = "/api/fleet", endpoint = "billing/customer", input = Json)]

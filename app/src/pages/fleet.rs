@@ -6,3 +6,4 @@ pub mod customer_billing;
 pub mod dns;
 pub mod home;
 pub mod identity;
+pub mod migrations;

@@ -8,5 +8,6 @@ pub mod cluster_tenants;
 pub mod dns;
 pub mod identity;
 pub mod members;
+pub mod migrations;
 pub mod plans;
 pub mod usage;

@@ -119,3 +119,111 @@ pub async fn set_checks(db: impl PgExecutor<'_>, name: &str, checks: &serde_json
     .await?;
     Ok(())
 }
+
+/// The advisory lock a fleet-manager holds (on a connection of its own) while it runs the
+/// migration: one run at a time across replicas, released when that process ends.
+pub const RUN_LOCK: i64 = 0x0053_4d52; // "SMR"
+
+/// A run started from the `/migrations` page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    /// Its id.
+    pub id: i64,
+    /// The last phase asked for.
+    pub until: String,
+    /// Only these customers (every one when empty).
+    pub customers: Vec<String>,
+    /// Who started it.
+    pub started_by: String,
+    /// When.
+    pub started_at: DateTime<Utc>,
+    /// The last progress line.
+    pub progress: Option<String>,
+    /// When it ended.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Its report.
+    pub report: Option<serde_json::Value>,
+    /// Why it stopped as a whole.
+    pub error: Option<String>,
+}
+
+/// Records a run starting; returns its id.
+pub async fn start_run(db: impl PgExecutor<'_>, until: &str, customers: &[String], started_by: &str) -> Result<i64> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        "INSERT INTO shared_migration_runs (until, customers, started_by) VALUES ($1, $2, $3) RETURNING id",
+        until,
+        customers,
+        started_by,
+    )
+    .fetch_one(db)
+    .await?)
+}
+
+/// The run's last progress line.
+pub async fn run_progress(db: impl PgExecutor<'_>, id: i64, line: &str) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!("UPDATE shared_migration_runs SET progress = $2 WHERE id = $1 AND finished_at IS NULL", id, line)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Records the run's end: its report, or why it stopped.
+pub async fn finish_run(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    report: Option<&serde_json::Value>,
+    error: Option<&str>,
+) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        "UPDATE shared_migration_runs SET finished_at = now(), report = $2, error = $3 WHERE id = $1",
+        id,
+        report,
+        error,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// The latest run, if any.
+pub async fn latest_run(db: impl PgExecutor<'_>) -> Result<Option<RunRow>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        RunRow,
+        r#"SELECT id, until, customers, started_by, started_at, progress, finished_at, report, error
+           FROM shared_migration_runs ORDER BY id DESC LIMIT 1"#
+    )
+    .fetch_optional(db)
+    .await?)
+}
+
+/// The latest run that has a report; with `whole`, the latest over every customer (the plan the
+/// page shows: a run for one customer reports only that one).
+pub async fn latest_report(db: impl PgExecutor<'_>, whole: bool) -> Result<Option<RunRow>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(
+        RunRow,
+        r#"SELECT id, until, customers, started_by, started_at, progress, finished_at, report, error
+           FROM shared_migration_runs WHERE report IS NOT NULL AND (NOT $1 OR cardinality(customers) = 0)
+           ORDER BY id DESC LIMIT 1"#,
+        whole,
+    )
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Whether some fleet-manager holds [`RUN_LOCK`] (a run is under way).
+pub async fn run_lock_held(db: impl PgExecutor<'_>) -> Result<bool> {
+    // A bigint advisory key below 2^32 is classid 0, objid the key, objsubid 1.
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0
+                           AND objid = $1::bigint::oid AND objsubid = 1 AND granted) AS "held!""#,
+        RUN_LOCK,
+    )
+    .fetch_one(db)
+    .await?)
+}

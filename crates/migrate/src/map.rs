@@ -123,7 +123,7 @@ impl CustomerPlan {
 }
 
 /// A row that cannot be placed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Unplaced {
     /// The source table.
     pub table: String,

@@ -22,7 +22,7 @@ use std::{
 };
 
 use opencrane_fleet_db::shared_migrations;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::{
@@ -34,7 +34,7 @@ use crate::{
 };
 
 /// A phase of the migration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Read, map and check; change nothing.
@@ -112,7 +112,7 @@ pub struct Event {
 }
 
 /// One customer's outcome.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomerReport {
     /// The customer.
@@ -122,19 +122,19 @@ pub struct CustomerReport {
     /// Why it did not get further.
     pub problem: Option<String>,
     /// Rows mapped per silo table.
-    pub rows: BTreeMap<&'static str, usize>,
+    pub rows: BTreeMap<String, usize>,
     /// Memberships.
     pub memberships: usize,
     /// The last verification (tables that differ first).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<TableCheck>,
     /// Source tables that changed after its copy began.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_since_copy: Vec<String>,
 }
 
 /// The whole outcome (the JSON report).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The source.
@@ -205,7 +205,7 @@ pub async fn run(
             name: c.name.clone(),
             phase: state.as_ref().map_or_else(|| "planned".to_owned(), |s| s.phase.clone()),
             problem,
-            rows: c.counts(),
+            rows: c.counts().into_iter().map(|(t, n)| (t.to_owned(), n)).collect(),
             memberships: c.memberships.len(),
             checks: state.as_ref().and_then(|s| serde_json::from_value(s.checks.clone()).ok()).unwrap_or_default(),
             changed_since_copy: state.as_ref().map(|s| changed(&s.watermarks, &watermarks)).unwrap_or_default(),

@@ -10,7 +10,7 @@ use sqlx::PgPool;
 use crate::support::{self, Reply, send_as};
 
 /// Headers of a same-origin form post (or a navigation) with `cookie`.
-fn form_headers(cookie: &str, site: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn form_headers(cookie: &str, site: &str) -> Vec<(&'static str, String)> {
     vec![
         ("cookie", cookie.to_owned()),
         ("host", "console.test".to_owned()),
@@ -26,7 +26,7 @@ fn unescape(text: &str) -> String {
 }
 
 /// The hidden fields of the form with DOM id `form` on `page`, as the browser would post them.
-fn hidden_fields(page: &str, form: &str) -> Vec<(String, String)> {
+pub(crate) fn hidden_fields(page: &str, form: &str) -> Vec<(String, String)> {
     let start = page.find(&format!(r#"id="{form}""#)).unwrap_or_else(|| panic!("no form {form} on the page"));
     let end = start + page[start..].find("</form>").expect("the form ends");
     let html = &page[start..end];
@@ -49,7 +49,7 @@ fn hidden_fields(page: &str, form: &str) -> Vec<(String, String)> {
     fields
 }
 
-fn encode(hidden: &[(String, String)], fields: &[(&str, &str)]) -> String {
+pub(crate) fn encode(hidden: &[(String, String)], fields: &[(&str, &str)]) -> String {
     let mut out = form_urlencoded::Serializer::new(String::new());
     for (k, v) in hidden {
         out.append_pair(k, v);
@@ -60,7 +60,7 @@ fn encode(hidden: &[(String, String)], fields: &[(&str, &str)]) -> String {
     out.finish()
 }
 
-fn error_under(page: &Reply, input_id: &str) -> String {
+pub(crate) fn error_under(page: &Reply, input_id: &str) -> String {
     let marker = format!(r#"id="{input_id}-error""#);
     let at = page.text.find(&marker).unwrap_or_else(|| panic!("no error slot for {input_id}"));
     let rest = &page.text[at..];

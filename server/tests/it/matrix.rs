@@ -184,6 +184,8 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/fleet/identity/rotate", Some(r#"{"service_account_key":"{}"}"#), OperatorReach),
         route(Method::POST, "/api/fleet/identity/rotation", Some(r#"{"action":"prepare"}"#), OperatorReach),
         route(Method::POST, "/api/fleet/identity/reconcile", Some(r#"{"name":null}"#), OperatorReach),
+        route(Method::POST, "/api/fleet/migrations/overview", Some("{}"), Operator),
+        route(Method::POST, "/api/fleet/migrations/run", Some(r#"{"request":{"until":"preflight"}}"#), OperatorReach),
         route(Method::POST, "/api/fleet/sessions/list", Some("{}"), Person),
         route(Method::POST, "/api/fleet/sessions/revoke", Some(r#"{"what":{"scope":"myOthers"}}"#), Person),
         route(Method::GET, "/api/v1/cluster-tenants", None, List),

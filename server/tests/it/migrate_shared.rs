@@ -400,3 +400,150 @@ async fn the_source_schema_is_checked_and_older_versions_get_reported_defaults(p
             .await;
     assert!(unknown.unwrap_err().to_string().contains("--customer: nope is not a customer"));
 }
+
+/// Waits until the page's run `id` has finished (the run goes on in the background).
+async fn finished(fleet: &PgPool, id: i64) {
+    for _ in 0..600 {
+        let done: bool = sqlx::query_scalar("SELECT finished_at IS NOT NULL FROM shared_migration_runs WHERE id = $1")
+            .bind(id)
+            .fetch_one(fleet)
+            .await
+            .unwrap();
+        if done {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("run {id} did not finish");
+}
+
+/// The run id a started run's redirect names.
+fn started(reply: &support::Reply) -> i64 {
+    assert_eq!(reply.status, axum::http::StatusCode::SEE_OTHER, "{}", reply.text);
+    let location = reply.headers["location"].to_str().unwrap();
+    location.strip_prefix("/migrations?started=").expect("back to the page").parse().unwrap()
+}
+
+/// The `/migrations` page runs the same migration as the CLI, from plain posted forms (no
+/// wasm): platform operators only; the source is shown as host:port/database and its password
+/// appears nowhere (page, audit); a bad phase comes back under its field; a preflight shows the
+/// plan and changes nothing; one customer is taken to cut-over while the others stay planned
+/// with a Resume button; a run under way refuses a second one and the page follows it (it
+/// reloads itself); a run whose fleet-manager stopped shows as interrupted.
+#[sqlx::test(migrations = false)]
+async fn the_migrations_page_runs_the_migration_without_wasm(pool: PgPool) {
+    use axum::http::{Method, StatusCode};
+
+    use crate::{
+        forms::{encode, error_under, form_headers, hidden_fields},
+        support::send_as,
+    };
+
+    let fleet = support::fleet_db(&pool).await;
+    let url = source(&pool, FIXTURE).await;
+    let secret = url.split_once("://").and_then(|(_, rest)| rest.split_once('@')).map(|(auth, _)| auth.to_owned());
+    let silos = std::sync::Arc::new(TestSilos::new(&pool));
+    let runtime = app::service::fleet::migrations::MigrationRuntime::new(&url, silos.clone()).unwrap();
+    assert!(!format!("{runtime:?}").contains(&url), "Debug hides the URL");
+    let app = support::fleet_signed_in_with(fleet.clone(), |f| f.migration = Some(runtime));
+    let operator = support::session_cookie(&fleet, "op", true, false).await;
+    let member = support::session_cookie(&fleet, "mia", false, false).await;
+    let nav = form_headers(&operator, "same-origin");
+
+    // Not an operator: refused, and the refusal is audited.
+    let page = send_as(&app, Method::GET, "/migrations", None, &form_headers(&member, "same-origin")).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(page.text.contains("Only platform operators may migrate"));
+
+    let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let label = opencrane_migrate::source::label_of(&url.parse().unwrap());
+    assert!(page.text.contains(&label), "the source as host:port/database");
+    assert!(page.text.contains("No plan yet"));
+    assert!(page.text.contains(r#"href="/migrations""#), "in the navigation");
+
+    // A phase that does not exist comes back under its field.
+    let hidden = hidden_fields(&page.text, "migration-run");
+    let refused = send_as(
+        &app,
+        Method::POST,
+        "/migrations",
+        Some(&encode(&hidden, &[("until", "everything"), ("customer", "")])),
+        &nav,
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert!(error_under(&refused, "migration-until").contains("Choose the phase"));
+
+    // Preflight: the plan on the page, nothing written to the fleet's customers.
+    let id = started(
+        &send_as(
+            &app,
+            Method::POST,
+            "/migrations",
+            Some(&encode(&hidden, &[("until", "preflight"), ("customer", "")])),
+            &nav,
+        )
+        .await,
+    );
+    finished(&fleet, id).await;
+    let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
+    for name in ["acme", "globex", "initech"] {
+        assert!(page.text.contains(&format!(r#"data-customer="{name}" data-phase="planned""#)), "{name} planned");
+    }
+    assert!(page.text.contains("Rows that cannot be placed (11)"), "{}", page.text);
+    assert!(page.text.contains("drifter"));
+    assert!(page.text.contains(r#"data-state="finished""#));
+    assert_eq!(names(&fleet, "SELECT name FROM cluster_tenants").await, BTreeSet::new(), "a preflight writes nothing");
+
+    // One customer to cut-over, with its row's Resume button (as a browser posts it).
+    let resume = hidden_fields(&page.text, "migration-resume-acme");
+    assert!(resume.iter().any(|(k, v)| k == "customer" && v == "acme"));
+    let id = started(&send_as(&app, Method::POST, "/migrations", Some(&encode(&resume, &[])), &nav).await);
+    finished(&fleet, id).await;
+    let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
+    assert!(page.text.contains(r#"data-customer="acme" data-phase="cut-over""#), "{}", page.text);
+    assert!(page.text.contains(r#"data-customer="globex" data-phase="planned""#));
+    assert!(!page.text.contains(r#"id="migration-resume-acme""#), "nothing left to do for acme");
+    assert!(page.text.contains(r#"id="migration-resume-globex""#));
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants").fetch_one(&silos.pool("acme")).await.unwrap();
+    assert_eq!(users, 202, "acme's silo holds its users");
+
+    // A run under way (another replica holds the lock): a second is refused, the page follows it.
+    let mut other = fleet.acquire().await.unwrap().detach();
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(opencrane_fleet_db::shared_migrations::RUN_LOCK)
+        .execute(&mut other)
+        .await
+        .unwrap();
+    opencrane_fleet_db::shared_migrations::start_run(&fleet, "copy", &[], "elsewhere").await.unwrap();
+    let busy = send_as(
+        &app,
+        Method::POST,
+        "/migrations",
+        Some(&encode(&hidden, &[("until", "preflight"), ("customer", "")])),
+        &nav,
+    )
+    .await;
+    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.text);
+    assert!(busy.text.contains("A migration run is under way"));
+    let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
+    assert!(page.text.contains(r#"data-state="running""#));
+    assert!(page.text.contains(r#"http-equiv="refresh""#), "the page reloads itself while a run is under way");
+    assert!(page.text.contains("disabled"), "the Run button is disabled");
+    sqlx::Connection::close(other).await.unwrap();
+    let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
+    assert!(page.text.contains(r#"data-state="interrupted""#), "its fleet-manager stopped");
+
+    // The source's password is nowhere: page, audit.
+    let audit: Vec<String> =
+        sqlx::query_scalar("SELECT metadata::text FROM audit_log WHERE action = 'shared_migration.run'")
+            .fetch_all(&fleet)
+            .await
+            .unwrap();
+    assert_eq!(audit.len(), 2, "each started run is audited");
+    if let Some(secret) = secret {
+        assert!(!page.text.contains(&secret) && !audit.iter().any(|a| a.contains(&secret)));
+    }
+    assert!(audit.iter().all(|a| a.contains(&label)));
+}

@@ -178,3 +178,53 @@ async fn health_probes_are_not_logged_at_info(pool: PgPool) {
     let text = logs.text();
     assert!(text.contains("finished processing request") && text.contains("/api/v1/openapi.json"), "{text}");
 }
+
+/// The bundle under `/pkg` (issue 20's delivery): the precompressed `.gz` to a browser that
+/// accepts gzip (the file itself to one that does not), `Cache-Control: no-cache` so a deploy is
+/// seen at once, and a `304` without a body on a repeat visit.
+#[sqlx::test(migrations = false)]
+async fn the_bundle_is_sent_compressed_and_revalidated(pool: PgPool) {
+    let site = std::env::temp_dir().join(format!("opencrane-site-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(site.join("pkg")).unwrap();
+    let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 7) as u8).collect();
+    std::fs::write(site.join("pkg/opencrane.wasm"), &wasm).unwrap();
+    let gzipped = std::process::Command::new("gzip").args(["-k", "-n"]).arg(site.join("pkg/opencrane.wasm")).status();
+    assert!(gzipped.unwrap().success());
+    let gz = std::fs::read(site.join("pkg/opencrane.wasm.gz")).unwrap();
+    assert!(gz.len() < wasm.len() / 10);
+    let db = support::fleet_db(&pool).await;
+    let options = opencrane::start::leptos_options(&site, "127.0.0.1:0".parse().unwrap(), leptos::config::Env::DEV);
+    let state = opencrane::fleet::fleet_state(options, db, Some("example.com".into()), true, true, false);
+    let app = opencrane::http::router(
+        state,
+        opencrane::http::AuthConfig::tokens_only(Vec::new(), false, opencrane::http::auth::Scope::Fleet, true),
+    );
+
+    let compressed =
+        support::send_with(&app, Method::GET, "/pkg/opencrane.wasm", None, &[("accept-encoding", "gzip, br")]).await;
+    assert_eq!(compressed.status, StatusCode::OK);
+    assert_eq!(compressed.headers["content-encoding"], "gzip");
+    assert_eq!(compressed.headers["content-type"], "application/wasm");
+    assert_eq!(compressed.headers["cache-control"], "no-cache");
+    assert_eq!(compressed.bytes.len(), gz.len(), "the precompressed file");
+
+    let plain = support::send_with(&app, Method::GET, "/pkg/opencrane.wasm", None, &[]).await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert!(!plain.headers.contains_key("content-encoding"));
+    assert_eq!(plain.bytes.len(), wasm.len());
+
+    let modified = compressed.headers["last-modified"].to_str().unwrap().to_owned();
+    let again = support::send_with(
+        &app,
+        Method::GET,
+        "/pkg/opencrane.wasm",
+        None,
+        &[("accept-encoding", "gzip"), ("if-modified-since", &modified)],
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert!(again.bytes.is_empty(), "a repeat visit costs no body");
+    let missing = support::send_with(&app, Method::GET, "/pkg/nothing.js", None, &[]).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    let _ = std::fs::remove_dir_all(&site);
+}

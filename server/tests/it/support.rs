@@ -108,6 +108,8 @@ pub struct Reply {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub text: String,
+    /// The body as sent (`text` is it read as UTF-8).
+    pub bytes: axum::body::Bytes,
 }
 
 impl Reply {
@@ -150,7 +152,7 @@ pub async fn send_with(
     let status = res.status();
     let headers = res.headers().clone();
     let bytes = res.into_body().collect().await.unwrap().to_bytes();
-    Reply { status, headers, text: String::from_utf8_lossy(&bytes).into_owned() }
+    Reply { status, headers, text: String::from_utf8_lossy(&bytes).into_owned(), bytes }
 }
 
 /// A valid create body for `name`.
@@ -227,6 +229,15 @@ pub async fn silo_with_otto_and_mia(pool: &PgPool) -> (PgPool, Router, Vec<(&'st
 /// The fleet router with sign-in "configured" (sessions are minted by [`session_cookie`]).
 pub fn fleet_signed_in(pool: PgPool) -> Router {
     let state = fleet::fleet_state(options(), pool, Some("example.com".into()), true, true, true);
+    router(state, false, Scope::Fleet)
+}
+
+/// [`fleet_signed_in`] whose settings `tweak` changes first.
+pub fn fleet_signed_in_with(pool: PgPool, tweak: impl FnOnce(&mut app::state::FleetSettings)) -> Router {
+    let mut state = fleet::fleet_state(options(), pool, Some("example.com".into()), true, true, true);
+    if let app::state::RoleSettings::Fleet(settings) = &mut state.role {
+        tweak(settings);
+    }
     router(state, false, Scope::Fleet)
 }
 
