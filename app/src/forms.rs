@@ -461,7 +461,7 @@ mod server {
             Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
             Posted::BillingPlan => BILLING_PLAN_FIELDS.contains(&key),
             Posted::AssignPlan { .. } => matches!(key, "plan" | "effectiveFrom"),
-            Posted::MigrationRun => matches!(key, "until" | "customer"),
+            Posted::MigrationRun => matches!(key, "until" | "customer" | "delta"),
             Posted::FinaliseStatement { .. }
             | Posted::ZitadelRotation { .. }
             | Posted::ZitadelReconcile
@@ -553,6 +553,7 @@ mod server {
                     let request = RunRequest {
                         until: lookup("until"),
                         customer: Some(lookup("customer")).filter(|c| !c.trim().is_empty()),
+                        delta: lookup("delta") == "on",
                     };
                     let id = start_migration_run(request).await?;
                     Ok(redirect(format!("/migrations?started={id}")))

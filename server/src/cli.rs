@@ -632,6 +632,10 @@ pub struct MigrateSharedArgs {
     /// How long to wait for a customer's silo database before leaving it for the next run.
     #[arg(long, default_value_t = 300)]
     pub wait_seconds: u64,
+    /// The delta copy (after a write freeze): for customers copied before and not yet cut over,
+    /// copy again the tables whose rows now differ from the source.
+    #[arg(long)]
+    pub delta: bool,
     /// The state directory of the running `opencrane dev` whose fleet receives the customers.
     #[arg(long, env = "OPENCRANE_DEV_STATE_DIR", default_value = ".opencrane/dev")]
     pub state_dir: PathBuf,

@@ -88,6 +88,7 @@ pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
         customers: args.customers.clone(),
         until: if args.dry_run { Phase::Preflight } else { args.phase },
         wait: Duration::from_secs(args.wait_seconds),
+        delta: args.delta,
     };
     let bars = Bars::new();
     let report = opencrane_migrate::run::run(&args.source_url, &fleet, &silos, &options, &|e| bars.show(&e))

@@ -107,6 +107,22 @@ pub async fn copy_started(db: impl PgExecutor<'_>, name: &str, watermarks: &serd
     Ok(())
 }
 
+/// Records a delta copy of `name`: the source's watermarks now, back to `copied` (verification
+/// follows); never once it is cut over.
+pub async fn copied_again(db: impl PgExecutor<'_>, name: &str, watermarks: &serde_json::Value) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!(
+        "UPDATE shared_migrations SET watermarks = $2, copy_started_at = now(), phase = 'copied', problem = NULL,
+                updated_at = now()
+         WHERE cluster_tenant = $1 AND phase <> 'cut-over'",
+        name,
+        watermarks,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// Records the last verification of `name`.
 pub async fn set_checks(db: impl PgExecutor<'_>, name: &str, checks: &serde_json::Value) -> Result<()> {
     // language=PostgreSQL

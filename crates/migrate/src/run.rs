@@ -14,7 +14,9 @@
 //!    deleted.
 //!
 //! A write freeze is the operator's to declare: the report lists the source tables whose rows
-//! changed after a customer's copy began (counts and newest change, compared with what they were).
+//! changed after a customer's copy began (counts and newest change, compared with what they were),
+//! and a run with [`Options::delta`] copies again, before cut-over, the silo tables that then
+//! differ from the source (with the tables whose rows point at theirs), in one transaction.
 
 use std::{
     collections::BTreeMap,
@@ -90,11 +92,14 @@ pub struct Options {
     pub until: Phase,
     /// How long to wait for a customer's silo database before leaving it for the next run.
     pub wait: Duration,
+    /// The delta copy: for a customer copied before and not yet cut over, copy again the tables
+    /// whose rows differ from the source now (after the write freeze).
+    pub delta: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { customers: Vec::new(), until: Phase::CutOver, wait: Duration::from_secs(300) }
+        Self { customers: Vec::new(), until: Phase::CutOver, wait: Duration::from_secs(300), delta: false }
     }
 }
 
@@ -315,7 +320,8 @@ async fn migrate_one(
         return Ok(());
     }
     // Copy.
-    if done < Some(Phase::Copy) {
+    let copied_now = done < Some(Phase::Copy);
+    if copied_now {
         let marks = serde_json::to_value(watermarks).unwrap_or_default();
         shared_migrations::copy_started(fleet, name, &marks).await.map_err(fleet_err)?;
         let copied = silo::copy(&pool, customer, silos.credentials_key(name), label).await?;
@@ -325,22 +331,26 @@ async fn migrate_one(
         let rows: usize = customer.counts().values().sum();
         event(Phase::Copy, format!("{name}: {rows} rows {what}"));
     }
+    // The delta copy of what changed in the source since an earlier run's copy.
+    if options.delta && !copied_now {
+        let now = checks(&pool, customer, silos).await?;
+        let differ: Vec<&'static str> =
+            map::SILO_TABLES.iter().copied().filter(|t| now.iter().any(|c| c.table == *t && !c.agrees())).collect();
+        if !differ.is_empty() {
+            let tables = silo::with_dependents(&differ);
+            silo::copy_again(&pool, customer, &tables, silos.credentials_key(name)).await?;
+            let marks = serde_json::to_value(watermarks).unwrap_or_default();
+            shared_migrations::copied_again(fleet, name, &marks).await.map_err(fleet_err)?;
+            done = Some(Phase::Copy);
+            event(Phase::Copy, format!("{name}: copied again: {}", tables.join(", ")));
+        }
+    }
     if options.until < Phase::Verify {
         return Ok(());
     }
     // Verify (again on every run until it is cut over: cheap, and a later change to the silo shows).
     let started = Instant::now();
-    let back = silo::read_back(&pool, silos.credentials_key(name)).await?;
-    let mut checks: Vec<TableCheck> = map::SILO_TABLES
-        .iter()
-        .map(|t| {
-            verify::compare(
-                t,
-                customer.silo.get(t).map(Vec::as_slice).unwrap_or_default(),
-                back.get(t).map(Vec::as_slice).unwrap_or_default(),
-            )
-        })
-        .collect();
+    let mut checks = checks(&pool, customer, silos).await?;
     checks.sort_by_key(TableCheck::agrees);
     let value = serde_json::to_value(&checks).unwrap_or_default();
     shared_migrations::set_checks(fleet, name, &value).await.map_err(fleet_err)?;
@@ -361,6 +371,21 @@ async fn migrate_one(
     fleet::cut_over(fleet, name).await?;
     event(Phase::CutOver, format!("{name}: cut over"));
     Ok(())
+}
+
+/// Each silo table of `customer` compared with what its silo holds.
+async fn checks(pool: &PgPool, customer: &map::CustomerPlan, silos: &dyn Silos) -> Result<Vec<TableCheck>, Error> {
+    let back = silo::read_back(pool, silos.credentials_key(&customer.name)).await?;
+    Ok(map::SILO_TABLES
+        .iter()
+        .map(|t| {
+            verify::compare(
+                t,
+                customer.silo.get(t).map(Vec::as_slice).unwrap_or_default(),
+                back.get(t).map(Vec::as_slice).unwrap_or_default(),
+            )
+        })
+        .collect())
 }
 
 /// Polls for the customer's silo database until `wait` has passed.

@@ -72,6 +72,79 @@ pub async fn copy(pool: &PgPool, plan: &CustomerPlan, key: Option<SecretBox>, so
     Ok(Copied::Now)
 }
 
+/// The tables a replaced table takes with it (their rows point at its rows).
+fn dependents(table: &str) -> &'static [&'static str] {
+    match table {
+        "tenants" => &["group_members", "grants", "budgets", "access_tokens"],
+        "groups" => &["group_members", "grants"],
+        "provider_credentials" => &["model_definitions"],
+        _ => &[],
+    }
+}
+
+/// `tables` with every table that depends on one of them, in copy order.
+pub fn with_dependents(tables: &[&str]) -> Vec<&'static str> {
+    crate::map::SILO_TABLES
+        .iter()
+        .copied()
+        .filter(|t| tables.contains(t) || tables.iter().any(|changed| dependents(changed).contains(t)))
+        .collect()
+}
+
+/// The delta copy: replaces `tables` (and what depends on them) in the customer's silo with what
+/// the plan maps from the source now, in one transaction — for the tables that changed in the
+/// source after the copy (the write freeze). Only into the silo that holds this customer's
+/// import (its marker), never before its first copy. Migrated audit entries are replaced by
+/// their mark; entries the silo wrote itself stay.
+pub async fn copy_again(
+    pool: &PgPool,
+    plan: &CustomerPlan,
+    tables: &[&'static str],
+    key: Option<SecretBox>,
+) -> Result<(), Error> {
+    let name = &plan.name;
+    let key = match key {
+        Some(key) if tables.contains(&"provider_credentials") && !plan.plain_keys.is_empty() => {
+            Some(verified(pool, key).await?)
+        }
+        _ => None,
+    };
+    let mut tx = pool.begin().await.map_err(db("starting the delta copy"))?;
+    sqlx::query("LOCK TABLE shared_import IN EXCLUSIVE MODE").execute(&mut *tx).await.map_err(db("locking"))?;
+    let marker: Option<String> = sqlx::query_scalar("SELECT cluster_tenant FROM shared_import")
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(db("reading the import marker"))?;
+    match marker {
+        Some(owner) if owner == *name => {}
+        Some(owner) => {
+            return Err(Error::Isolation(format!(
+                "the database given for {name} holds the migrated data of {owner}; nothing was written"
+            )));
+        }
+        None => return Err(Error::Silo(format!("{name} has not been copied yet; nothing to copy again"))),
+    }
+    for table in tables.iter().rev() {
+        // Names come from SILO_TABLES, never from input.
+        let sql = if *table == "audit_log" {
+            format!("DELETE FROM audit_log WHERE request_id = '{AUDIT_MARK}'")
+        } else {
+            format!("DELETE FROM {table}")
+        };
+        sqlx::query(&sql).execute(&mut *tx).await.map_err(|e| Error::Silo(format!("replacing {table}: {e}")))?;
+    }
+    let subset = CustomerPlan {
+        silo: plan.silo.iter().filter(|(t, _)| tables.contains(t)).map(|(t, rows)| (*t, rows.clone())).collect(),
+        name: plan.name.clone(),
+        fleet: plan.fleet.clone(),
+        memberships: plan.memberships.clone(),
+        plain_keys: plan.plain_keys.clone(),
+    };
+    write(&mut tx, &subset, key.as_ref()).await?;
+    tx.commit().await.map_err(db("committing the delta copy"))?;
+    Ok(())
+}
+
 fn rows(plan: &CustomerPlan, table: &str) -> Value {
     Value::Array(plan.silo.get(table).cloned().unwrap_or_default())
 }

@@ -547,3 +547,70 @@ async fn the_migrations_page_runs_the_migration_without_wasm(pool: PgPool) {
     }
     assert!(audit.iter().all(|a| a.contains(&label)));
 }
+
+/// The delta copy (the write freeze): rows that change in the source after a customer was copied
+/// and verified show in its verification and in `changedSinceCopy`; a run with `delta` copies
+/// the differing tables (and the tables pointing at them) again, in one transaction, and the
+/// customer verifies and cuts over with the new rows and no duplicates. Once nothing differs it
+/// copies nothing; a customer already cut over is never touched.
+#[sqlx::test(migrations = false)]
+async fn a_delta_copy_brings_the_changes_made_after_the_copy(pool: PgPool) {
+    let fleet = support::fleet_db(&pool).await;
+    let url = source(&pool, FIXTURE).await;
+    let silos = TestSilos::new(&pool);
+    let quiet = |_| {};
+    let report = run(&url, &fleet, &silos, &options(Phase::Verify), &quiet).await.unwrap();
+    assert!(report.complete(), "{report:?}");
+    let acme = silos.pool("acme");
+    let count = |sql: &'static str| {
+        let acme = acme.clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&acme).await.unwrap() }
+    };
+    let audit_before = count("SELECT count(*) FROM audit_log WHERE request_id = 'shared-migration'").await;
+
+    // The original keeps being written to after the copy.
+    let writer = PgPoolOptions::new().max_connections(1).connect(&url).await.unwrap();
+    sqlx::raw_sql(
+        "INSERT INTO tenants (name, display_name, email, cluster_tenant_ref, subject) VALUES ('late-ws', 'Late', 'late@acme.example', 'acme', 'late');
+         UPDATE groups SET description = 'Engineering', updated_at = now() WHERE id = 'g-eng';
+         INSERT INTO audit_log (\"timestamp\", tenant, action, resource, message) VALUES (now(), 'ana-ws', 'tenant.update', 'tenants/ana-ws', 'late change');",
+    )
+    .execute(&writer)
+    .await
+    .unwrap();
+    writer.close().await;
+
+    let report = run(&url, &fleet, &silos, &options(Phase::Verify), &quiet).await.unwrap();
+    let of = |report: &opencrane_migrate::Report, name: &str| {
+        report.customers.iter().find(|c| c.name == name).cloned().unwrap()
+    };
+    let stopped = of(&report, "acme");
+    assert!(stopped.problem.as_deref().is_some_and(|p| p.contains("tenants")), "{stopped:?}");
+    for table in ["tenants", "groups", "audit_log"] {
+        assert!(stopped.changed_since_copy.iter().any(|c| c.starts_with(table)), "{table}: {stopped:?}");
+    }
+    assert!(of(&report, "globex").problem.is_none(), "globex's rows did not change");
+
+    let messages = Mutex::new(Vec::new());
+    let record = |e: opencrane_migrate::Event| messages.lock().unwrap().push(e.message);
+    let delta = Options { customers: vec!["acme".into()], until: Phase::CutOver, delta: true, ..Options::default() };
+    let report = run(&url, &fleet, &silos, &delta, &record).await.unwrap();
+    assert!(report.complete(), "{report:?}");
+    let copied: Vec<String> = messages.lock().unwrap().iter().filter(|m| m.contains("copied again")).cloned().collect();
+    assert_eq!(
+        copied,
+        ["acme: copied again: tenants, groups, group_members, grants, budgets, access_tokens, audit_log"]
+    );
+    assert!(of(&report, "acme").changed_since_copy.is_empty(), "the watermarks are the delta copy's");
+    assert_eq!(count("SELECT count(*) FROM tenants").await, 203);
+    assert_eq!(count("SELECT count(*) FROM tenants WHERE name = 'late-ws'").await, 1);
+    assert_eq!(count("SELECT count(*) FROM groups WHERE description = 'Engineering'").await, 1);
+    assert_eq!(count("SELECT count(*) FROM group_members").await, 204, "replaced, not duplicated");
+    assert_eq!(count("SELECT count(*) FROM audit_log WHERE request_id = 'shared-migration'").await, audit_before + 1);
+
+    // Nothing differs any more: nothing is copied; and acme is cut over, so it is left alone.
+    messages.lock().unwrap().clear();
+    let again = Options { until: Phase::Verify, delta: true, ..Options::default() };
+    run(&url, &fleet, &silos, &again, &record).await.unwrap();
+    assert!(!messages.lock().unwrap().iter().any(|m| m.contains("copied again")), "{:?}", messages.lock().unwrap());
+}

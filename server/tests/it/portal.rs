@@ -324,3 +324,75 @@ async fn the_groups_list_costs_two_statements_whatever_the_number_of_groups(pool
     let statements = log.lines().filter(|l| l.contains("sqlx::query")).count();
     assert_eq!(statements, 2, "the groups, then every membership — not one more per group: {log}");
 }
+
+/// SQL statements one request of `path` issues (from sqlx's own statement log).
+async fn statements(app: &axum::Router, path: &str) -> (usize, usize) {
+    let filter = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::DEBUG);
+    let (logs, guard) = support::Logs::capture(filter);
+    let reply = call(app, Method::GET, path, None).await;
+    drop(guard);
+    assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text);
+    let rows = match reply.json() {
+        serde_json::Value::Array(a) => a.len(),
+        other => ["data", "items", "accounts"].iter().find_map(|k| other[*k].as_array()).map_or(0, Vec::len),
+    };
+    (logs.text().lines().filter(|l| l.contains("sqlx::query")).count(), rows)
+}
+
+/// Adds the `i`th row of each listed kind (a user in a group with a grant, a policy, a model, a
+/// budget account).
+async fn add_rows(app: &axum::Router, i: usize) {
+    let user = format!("u{i:02}");
+    let created = [
+        (
+            "/api/v1/tenants",
+            json!({ "name": user, "displayName": user, "email": format!("{user}@acme.test"), "subject": format!("s-{user}") }),
+        ),
+        ("/api/v1/groups", json!({ "name": format!("team-{i:02}"), "scope": "team", "members": [user] })),
+        ("/api/v1/policies", json!({ "name": format!("policy-{i:02}") })),
+        (
+            "/api/v1/grants",
+            json!({ "payloadType": "model", "payloadId": "*", "subjectType": "user", "subjectId": format!("s-{user}"), "access": "deny", "priority": i }),
+        ),
+        ("/api/v1/models", json!({ "publicName": format!("model-{i:02}"), "upstreamModel": "openai/gpt-4o-mini" })),
+    ];
+    for (path, body) in created {
+        let reply = call(app, Method::POST, path, Some(body)).await;
+        assert!(reply.status.is_success(), "{path}: {}", reply.text);
+    }
+    let account =
+        call(app, Method::PUT, &format!("/api/v1/ai-budget/accounts/{user}"), Some(json!({ "ceilingAmount": 10 })))
+            .await;
+    assert!(account.status.is_success(), "{}", account.text);
+}
+
+/// Issue 20: each silo list route costs the same number of statements for 1 row as for 50 (no
+/// statement per row: users with their groups, groups with their members, policies, grants,
+/// models, budget accounts, the audit log).
+#[sqlx::test(migrations = false)]
+async fn every_list_route_costs_a_constant_number_of_statements(pool: PgPool) {
+    const ROUTES: &[&str] = &[
+        "/api/v1/tenants",
+        "/api/v1/groups",
+        "/api/v1/policies",
+        "/api/v1/grants",
+        "/api/v1/models",
+        "/api/v1/ai-budget/accounts",
+        "/api/v1/audit?limit=100",
+    ];
+    let db = support::silo_db(&pool).await;
+    let app = support::silo(db.clone(), false);
+    add_rows(&app, 0).await;
+    let mut one = Vec::new();
+    for path in ROUTES {
+        one.push(statements(&app, path).await);
+    }
+    for i in 1..50 {
+        add_rows(&app, i).await;
+    }
+    for (path, (count, rows)) in ROUTES.iter().zip(one) {
+        let (count_50, rows_50) = statements(&app, path).await;
+        assert!(rows_50 > rows, "{path}: {rows} rows, then {rows_50}");
+        assert_eq!(count_50, count, "{path}: {count} statements for {rows} rows, {count_50} for {rows_50}");
+    }
+}

@@ -131,4 +131,7 @@ pub struct RunRequest {
     /// One customer, or every one when empty.
     #[serde(default)]
     pub customer: Option<String>,
+    /// The delta copy: copy again what changed in the source since the copy (before cut-over).
+    #[serde(default)]
+    pub delta: bool,
 }

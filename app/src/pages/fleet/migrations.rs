@@ -173,7 +173,7 @@ fn Customers(customers: Vec<CustomerMigrationView>, can_run: bool) -> impl IntoV
     let differences = customers
         .iter()
         .filter(|c| !c.differences.is_empty() || !c.changed_since_copy.is_empty())
-        .map(|c| view! { <Differences customer=c.clone() /> })
+        .map(|c| view! { <Differences customer=c.clone() can_run /> })
         .collect_view();
     let rows = customers
         .into_iter()
@@ -224,9 +224,20 @@ fn Customers(customers: Vec<CustomerMigrationView>, can_run: bool) -> impl IntoV
     .into_any()
 }
 
-/// What the last verification found different, and what changed in the source since the copy.
+/// What the last verification found different, and what changed in the source since the copy;
+/// before cut-over, *Copy the changes* (the delta copy, then a verification).
 #[component]
-fn Differences(customer: CustomerMigrationView) -> impl IntoView {
+fn Differences(customer: CustomerMigrationView, can_run: bool) -> impl IntoView {
+    let copied = matches!(customer.phase.as_str(), "copied" | "verified");
+    let delta = (can_run && copied).then(|| {
+        let form = format!("migration-delta-{}", forms::dom_id(&customer.name));
+        let aria = format!("Copy the changes of {} again and verify", customer.name);
+        let fields = vec![("until", "verify".to_owned()), ("customer", customer.name.clone()), ("delta", "on".to_owned())];
+        view! {
+            <p class="muted">"After stopping writes to the original: copies again, in one transaction, the tables that differ from the source (and the tables that point at them), then verifies."</p>
+            <PostButton form posted=Posted::MigrationRun label="Copy the changes" aria fields class="btn" />
+        }
+    });
     let tables = customer
         .differences
         .into_iter()
@@ -254,6 +265,7 @@ fn Differences(customer: CustomerMigrationView) -> impl IntoView {
             <h2>{format!("{}: differences", customer.name)}</h2>
             {tables}
             {changed}
+            {delta}
         </section>
     }
 }

@@ -247,7 +247,9 @@ pub async fn start(state: &AppState, caller: &Caller, request: RunRequest) -> Re
         let mut tx = state.pool.begin().await.or_fail(caller)?;
         let id =
             shared_migrations::start_run(&mut *tx, until.as_str(), &customers, caller.actor()).await.or_fail(caller)?;
-        let meta = json!({ "runId": id, "until": until.as_str(), "customers": customers, "source": runtime.label });
+        let meta = json!({
+            "runId": id, "until": until.as_str(), "customers": customers, "delta": request.delta, "source": runtime.label,
+        });
         record(&mut *tx, caller, "shared_migration.run", "shared-migration", "success", meta).await?;
         tx.commit().await.or_fail(caller)?;
         Ok::<_, AppError>(id)
@@ -261,7 +263,7 @@ pub async fn start(state: &AppState, caller: &Caller, request: RunRequest) -> Re
         }
     };
     let pool = state.pool.clone();
-    let options = Options { customers, until, ..Options::default() };
+    let options = Options { customers, until, delta: request.delta, ..Options::default() };
     tokio::spawn(async move {
         let (lines, mut next) = tokio::sync::mpsc::unbounded_channel::<String>();
         let writer_pool = pool.clone();
