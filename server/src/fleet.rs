@@ -179,6 +179,13 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let auth = auth_config(&args.auth, addr, Vec::new(), Scope::Fleet, None)?;
     let pool = open_database(&args.db, Schema::Fleet).await?;
     price_unpriced_months(&pool).await?;
+    match opencrane_fleet_db::cluster_tenants::search_indexed(&pool).await {
+        Ok(true) => tracing::info!("customer search: substring matches through trigram indexes (pg_trgm)"),
+        Ok(false) => tracing::warn!(
+            "customer search: pg_trgm is not available in the fleet database, so substring search scans every customer"
+        ),
+        Err(e) => tracing::warn!(error = %e, "customer search: could not tell whether it is indexed"),
+    }
     let mut state = fleet_state(
         leptos_options(&args.http.site_root, addr, Env::PROD),
         pool,

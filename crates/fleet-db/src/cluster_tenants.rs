@@ -452,6 +452,17 @@ pub async fn names_to_probe(db: impl PgExecutor<'_>) -> Result<Vec<String>> {
         .await?)
 }
 
+/// Whether the customers list's substring search has its trigram indexes (the pg_trgm extension
+/// could be made); without them it scans the table.
+pub async fn search_indexed(db: impl PgExecutor<'_>) -> Result<bool> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'cluster_tenants_name_trgm') AS "indexed!""#
+    )
+    .fetch_one(db)
+    .await?)
+}
+
 /// `(name, display name)` of every ClusterTenant not being deleted, by name (the DNS page).
 pub async fn names_and_display_names(db: impl PgExecutor<'_>) -> Result<Vec<(String, String)>> {
     // language=PostgreSQL

@@ -44,20 +44,8 @@ pub async fn copy(pool: &PgPool, plan: &CustomerPlan, key: Option<SecretBox>, so
         _ => None,
     };
     let mut tx = pool.begin().await.map_err(db("starting the copy"))?;
-    // One copy at a time per silo.
-    sqlx::query("LOCK TABLE shared_import IN EXCLUSIVE MODE").execute(&mut *tx).await.map_err(db("locking"))?;
-    let marker: Option<String> = sqlx::query_scalar("SELECT cluster_tenant FROM shared_import")
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(db("reading the import marker"))?;
-    match marker {
-        Some(owner) if owner == *name => return Ok(Copied::Before),
-        Some(owner) => {
-            return Err(Error::Isolation(format!(
-                "the database given for {name} already holds the migrated data of {owner}; nothing was written"
-            )));
-        }
-        None => {}
+    if locked_marker(&mut tx, name).await? {
+        return Ok(Copied::Before);
     }
     write(&mut tx, plan, key.as_ref()).await?;
     let counts = serde_json::to_value(plan.counts()).unwrap_or_default();
@@ -70,6 +58,24 @@ pub async fn copy(pool: &PgPool, plan: &CustomerPlan, key: Option<SecretBox>, so
         .map_err(db("writing the import marker"))?;
     tx.commit().await.map_err(db("committing the copy"))?;
     Ok(Copied::Now)
+}
+
+/// Locks the silo's import marker for this transaction (one copy at a time per silo) and tells
+/// whether it holds `name`'s import (`false`: none yet). Another customer's import refuses: the
+/// database given for `name` is not its own.
+async fn locked_marker(conn: &mut PgConnection, name: &str) -> Result<bool, Error> {
+    sqlx::query("LOCK TABLE shared_import IN EXCLUSIVE MODE").execute(&mut *conn).await.map_err(db("locking"))?;
+    let marker: Option<String> = sqlx::query_scalar("SELECT cluster_tenant FROM shared_import")
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("reading the import marker"))?;
+    match marker {
+        Some(owner) if owner == name => Ok(true),
+        Some(owner) => Err(Error::Isolation(format!(
+            "the database given for {name} already holds the migrated data of {owner}; nothing was written"
+        ))),
+        None => Ok(false),
+    }
 }
 
 /// The tables a replaced table takes with it (their rows point at its rows).
@@ -110,19 +116,8 @@ pub async fn copy_again(
         _ => None,
     };
     let mut tx = pool.begin().await.map_err(db("starting the delta copy"))?;
-    sqlx::query("LOCK TABLE shared_import IN EXCLUSIVE MODE").execute(&mut *tx).await.map_err(db("locking"))?;
-    let marker: Option<String> = sqlx::query_scalar("SELECT cluster_tenant FROM shared_import")
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(db("reading the import marker"))?;
-    match marker {
-        Some(owner) if owner == *name => {}
-        Some(owner) => {
-            return Err(Error::Isolation(format!(
-                "the database given for {name} holds the migrated data of {owner}; nothing was written"
-            )));
-        }
-        None => return Err(Error::Silo(format!("{name} has not been copied yet; nothing to copy again"))),
+    if !locked_marker(&mut tx, name).await? {
+        return Err(Error::Silo(format!("{name} has not been copied yet; nothing to copy again")));
     }
     for table in tables.iter().rev() {
         // Names come from SILO_TABLES, never from input.

@@ -338,3 +338,69 @@ async fn a_name_whose_data_was_kept_is_held_and_only_an_operator_reattaches_it(p
     let denied = send_as(&people, Method::POST, "/api/v1/cluster-tenants", Some(&theirs.to_string()), &eve).await;
     assert_eq!((denied.status, denied.json()["code"].clone()), (StatusCode::CONFLICT, json!("NAME_RETAINED")));
 }
+
+/// Issue 20: the customers list's substring search has trigram indexes where pg_trgm can be
+/// made (it can on the tests' PostgreSQL), and the search the list runs uses them.
+#[sqlx::test(migrations = false)]
+async fn the_customer_search_is_served_by_trigram_indexes(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    assert!(opencrane_fleet_db::cluster_tenants::search_indexed(&db).await.unwrap());
+    let mut conn = db.acquire().await.unwrap();
+    sqlx::query("SET enable_seqscan = off").execute(&mut *conn).await.unwrap();
+    let plan: Vec<String> = sqlx::query_scalar(
+        "EXPLAIN SELECT name FROM cluster_tenants ct WHERE ct.name ILIKE '%acm%' OR ct.display_name ILIKE '%acm%'",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    let plan = plan.join("\n");
+    assert!(plan.contains("cluster_tenants_name_trgm") && plan.contains("cluster_tenants_display_name_trgm"), "{plan}");
+}
+
+/// Statements and rows of one `GET path` on the fleet (sqlx's own statement log).
+async fn statements(app: &axum::Router, path: &str) -> (usize, usize) {
+    let filter = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::DEBUG);
+    let (logs, guard) = support::Logs::capture(filter);
+    let reply = send(app, Method::GET, path, None, true).await;
+    drop(guard);
+    assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text);
+    let body = reply.json();
+    let rows = body.as_array().or_else(|| body["items"].as_array()).map_or(0, Vec::len);
+    (logs.text().lines().filter(|l| l.contains("sqlx::query")).count(), rows)
+}
+
+/// Issue 20: the fleet's list routes (customers, one customer's members) cost the same number of
+/// statements for a few rows as for many (30 customers, 9 members).
+#[sqlx::test(migrations = false)]
+async fn fleet_list_routes_cost_a_constant_number_of_statements(pool: PgPool) {
+    const ROUTES: &[&str] = &["/api/v1/cluster-tenants?limit=100", "/api/v1/cluster-tenants/c00/members"];
+    let db = support::fleet_db(&pool).await;
+    let app = support::fleet(db.clone(), Features::default(), false);
+    let add = |i: usize| {
+        let app = app.clone();
+        async move {
+            let name = format!("c{i:02}");
+            let created = send(&app, Method::POST, "/api/v1/cluster-tenants", Some(&create_body(&name)), true).await;
+            assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+            // c00's seat cap is 10 (its owner holds one).
+            if i < 8 {
+                let member = json!({ "subject": format!("m{i:02}"), "role": "member" }).to_string();
+                let added = send(&app, Method::POST, "/api/v1/cluster-tenants/c00/members", Some(&member), true).await;
+                assert!(added.status.is_success(), "{}", added.text);
+            }
+        }
+    };
+    add(0).await;
+    let mut one = Vec::new();
+    for path in ROUTES {
+        one.push(statements(&app, path).await);
+    }
+    for i in 1..30 {
+        add(i).await;
+    }
+    for (path, (count, rows)) in ROUTES.iter().zip(one) {
+        let (count_30, rows_30) = statements(&app, path).await;
+        assert!(rows_30 > rows, "{path}: {rows} rows, then {rows_30}");
+        assert_eq!(count_30, count, "{path}: {count} statements for {rows} rows, {count_30} for {rows_30}");
+    }
+}

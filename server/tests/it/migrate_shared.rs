@@ -464,28 +464,21 @@ async fn the_migrations_page_runs_the_migration_without_wasm(pool: PgPool) {
 
     // A phase that does not exist comes back under its field.
     let hidden = hidden_fields(&page.text, "migration-run");
-    let refused = send_as(
-        &app,
-        Method::POST,
-        "/migrations",
-        Some(&encode(&hidden, &[("until", "everything"), ("customer", "")])),
-        &nav,
-    )
-    .await;
+    let post = |fields: Vec<(String, String)>| {
+        let (app, nav) = (app.clone(), nav.clone());
+        async move { send_as(&app, Method::POST, "/migrations", Some(&encode(&fields, &[])), &nav).await }
+    };
+    let run_form = |until: &str| {
+        let mut fields = hidden.clone();
+        fields.extend([("until".to_owned(), until.to_owned()), ("customer".to_owned(), String::new())]);
+        fields
+    };
+    let refused = post(run_form("everything")).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
     assert!(error_under(&refused, "migration-until").contains("Choose the phase"));
 
     // Preflight: the plan on the page, nothing written to the fleet's customers.
-    let id = started(
-        &send_as(
-            &app,
-            Method::POST,
-            "/migrations",
-            Some(&encode(&hidden, &[("until", "preflight"), ("customer", "")])),
-            &nav,
-        )
-        .await,
-    );
+    let id = started(&post(run_form("preflight")).await);
     finished(&fleet, id).await;
     let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
     for name in ["acme", "globex", "initech"] {
@@ -499,7 +492,7 @@ async fn the_migrations_page_runs_the_migration_without_wasm(pool: PgPool) {
     // One customer to cut-over, with its row's Resume button (as a browser posts it).
     let resume = hidden_fields(&page.text, "migration-resume-acme");
     assert!(resume.iter().any(|(k, v)| k == "customer" && v == "acme"));
-    let id = started(&send_as(&app, Method::POST, "/migrations", Some(&encode(&resume, &[])), &nav).await);
+    let id = started(&post(resume).await);
     finished(&fleet, id).await;
     let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
     assert!(page.text.contains(r#"data-customer="acme" data-phase="cut-over""#), "{}", page.text);
@@ -517,14 +510,7 @@ async fn the_migrations_page_runs_the_migration_without_wasm(pool: PgPool) {
         .await
         .unwrap();
     opencrane_fleet_db::shared_migrations::start_run(&fleet, "copy", &[], "elsewhere").await.unwrap();
-    let busy = send_as(
-        &app,
-        Method::POST,
-        "/migrations",
-        Some(&encode(&hidden, &[("until", "preflight"), ("customer", "")])),
-        &nav,
-    )
-    .await;
+    let busy = post(run_form("preflight")).await;
     assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.text);
     assert!(busy.text.contains("A migration run is under way"));
     let page = send_as(&app, Method::GET, "/migrations", None, &nav).await;
