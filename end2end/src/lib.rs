@@ -545,7 +545,9 @@ impl Browser {
         let conditions = json!({ "network_conditions": {
             "offline": false,
             "latency": u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
-            "download_throughput": 10_000_000,
+            // A slow link (500 KB/s): the bundle, sent compressed, still arrives seconds after
+            // the page (at 10 MB/s the gzip copy came soon enough to race the typing).
+            "download_throughput": 500_000,
             "upload_throughput": 10_000_000,
         }});
         self.call("POST", "/chromium/network_conditions", Some(conditions));
