@@ -204,27 +204,18 @@ pub async fn finish_run(
     Ok(())
 }
 
-/// The latest run, if any.
-pub async fn latest_run(db: impl PgExecutor<'_>) -> Result<Option<RunRow>> {
+/// The latest run, if any; with `reported`, the latest that got as far as a report; with
+/// `whole` too, the latest such over every customer (the plan the page shows: a run for some
+/// customers reports only those).
+pub async fn latest_run(db: impl PgExecutor<'_>, reported: bool, whole: bool) -> Result<Option<RunRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         RunRow,
         r#"SELECT id, until, customers, started_by, started_at, progress, finished_at, report, error
-           FROM shared_migration_runs ORDER BY id DESC LIMIT 1"#
-    )
-    .fetch_optional(db)
-    .await?)
-}
-
-/// The latest run that has a report; with `whole`, the latest over every customer (the plan the
-/// page shows: a run for one customer reports only that one).
-pub async fn latest_report(db: impl PgExecutor<'_>, whole: bool) -> Result<Option<RunRow>> {
-    // language=PostgreSQL
-    Ok(sqlx::query_as!(
-        RunRow,
-        r#"SELECT id, until, customers, started_by, started_at, progress, finished_at, report, error
-           FROM shared_migration_runs WHERE report IS NOT NULL AND (NOT $1 OR cardinality(customers) = 0)
+           FROM shared_migration_runs
+           WHERE (NOT $1 OR report IS NOT NULL) AND (NOT $2 OR cardinality(customers) = 0)
            ORDER BY id DESC LIMIT 1"#,
+        reported,
         whole,
     )
     .fetch_optional(db)

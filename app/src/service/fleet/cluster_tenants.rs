@@ -382,6 +382,22 @@ async fn refuse_operator_only(state: &AppState, caller: &Caller, name: &str, fie
     Err(not_operator(state, caller, "cluster_tenant.update", name, message, json!({ "fields": fields })).await)
 }
 
+/// Only platform operators: anybody else gets [`not_operator`] with `message` (audited as denied,
+/// `action` on `target`).
+pub(crate) async fn require_operator(
+    state: &AppState,
+    caller: &Caller,
+    action: &str,
+    target: &str,
+    message: &str,
+) -> Result<(), AppError> {
+    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
+    if principal.is_platform_operator {
+        return Ok(());
+    }
+    Err(not_operator(state, caller, action, target, message.to_owned(), json!({})).await)
+}
+
 /// The 403 `FORBIDDEN_NOT_PLATFORM_OPERATOR` for `action` on `name`, recorded as denied (with
 /// `meta` and the code).
 pub(crate) async fn not_operator(

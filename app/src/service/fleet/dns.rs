@@ -55,11 +55,8 @@ pub fn host_view(row: &DnsCheckRow) -> DnsHostView {
 
 /// Every customer's hosts (platform operators).
 pub async fn overview(state: &AppState, caller: &Caller) -> Result<DnsOverview, AppError> {
-    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
-    if !principal.is_platform_operator {
-        let message = "Only platform operators may see the platform's DNS.".to_owned();
-        return Err(cluster_tenants::not_operator(state, caller, "dns.read", "dns", message, json!({})).await);
-    }
+    let message = "Only platform operators may see the platform's DNS.";
+    cluster_tenants::require_operator(state, caller, "dns.read", "dns", message).await?;
     let fleet = state.fleet()?;
     let settings = fleet.dns.as_ref().map(|d| d.settings().clone());
     let names = opencrane_fleet_db::cluster_tenants::names_and_display_names(&state.pool).await.or_fail(caller)?;
@@ -107,12 +104,8 @@ pub async fn refresh(
 }
 
 async fn issuer_operator(state: &AppState, caller: &Caller, action: &str) -> Result<(), AppError> {
-    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
-    if principal.is_platform_operator {
-        return Ok(());
-    }
-    let message = "Only platform operators may see or change the platform's certificate issuer.".to_owned();
-    Err(cluster_tenants::not_operator(state, caller, action, "platform-dns", message, json!({})).await)
+    let message = "Only platform operators may see or change the platform's certificate issuer.";
+    cluster_tenants::require_operator(state, caller, action, "platform-dns", message).await
 }
 
 fn issuer_view(issuer: IssuerSummary) -> PlatformDnsView {

@@ -104,12 +104,8 @@ fn store(runtime: &IdentityRuntime) -> Result<&Arc<dyn KeyStore>, AppError> {
 
 /// Only platform operators; the refusal is audited.
 async fn operator(state: &AppState, caller: &Caller, action: &str) -> Result<(), AppError> {
-    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
-    if principal.is_platform_operator {
-        return Ok(());
-    }
-    let message = "Only platform operators may manage the fleet's Zitadel identity plane.".to_owned();
-    Err(super::cluster_tenants::not_operator(state, caller, action, "zitadel", message, json!({})).await)
+    let message = "Only platform operators may manage the fleet's Zitadel identity plane.";
+    super::cluster_tenants::require_operator(state, caller, action, "zitadel", message).await
 }
 
 fn view(row: &RotationRow) -> RotationView {

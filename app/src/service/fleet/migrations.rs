@@ -30,9 +30,8 @@ use crate::{
 pub struct MigrationRuntime {
     source_url: Arc<str>,
     label: String,
-    silos: Option<Arc<dyn Silos>>,
-    /// Why this fleet-manager cannot reach the silos' databases, when it cannot.
-    unavailable: Option<String>,
+    /// The silos' databases, or why this fleet-manager cannot reach them.
+    silos: Result<Arc<dyn Silos>, String>,
 }
 
 impl std::fmt::Debug for MigrationRuntime {
@@ -46,19 +45,14 @@ impl MigrationRuntime {
     /// PostgreSQL URL is refused here, at start-up.
     pub fn new(source_url: &str, silos: Arc<dyn Silos>) -> Result<Self, String> {
         let label = label(source_url)?;
-        Ok(Self { source_url: source_url.into(), label, silos: Some(silos), unavailable: None })
+        Ok(Self { source_url: source_url.into(), label, silos: Ok(silos) })
     }
 
     /// A source this fleet-manager knows but cannot migrate from (it does not reach the silos'
     /// databases): the page says `why`.
     pub fn unavailable(source_url: &str, why: impl Into<String>) -> Result<Self, String> {
         let label = label(source_url)?;
-        Ok(Self { source_url: source_url.into(), label, silos: None, unavailable: Some(why.into()) })
-    }
-
-    /// `host:port/database` of the source.
-    pub fn source(&self) -> &str {
-        &self.label
+        Ok(Self { source_url: source_url.into(), label, silos: Err(why.into()) })
     }
 }
 
@@ -85,12 +79,8 @@ fn label(source_url: &str) -> Result<String, String> {
 
 /// Refuses anybody but a platform operator (recorded as denied).
 async fn operator_only(state: &AppState, caller: &Caller, action: &str) -> Result<(), AppError> {
-    let principal = caller.principal.as_ref().ok_or(AppError::Unauthorized)?;
-    if principal.is_platform_operator {
-        return Ok(());
-    }
-    let message = "Only platform operators may migrate from the shared installation.".to_owned();
-    Err(cluster_tenants::not_operator(state, caller, action, "shared-migration", message, json!({})).await)
+    let message = "Only platform operators may migrate from the shared installation.";
+    cluster_tenants::require_operator(state, caller, action, "shared-migration", message).await
 }
 
 /// The page: the source, the run under way or the last one, every customer's phase.
@@ -98,23 +88,27 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<MigrationsVie
     operator_only(state, caller, "shared_migration.read").await?;
     let runtime = state.fleet()?.migration.clone();
     let rows = shared_migrations::list(&state.pool).await.or_fail(caller)?;
-    let latest = shared_migrations::latest_run(&state.pool).await.or_fail(caller)?;
+    let latest = shared_migrations::latest_run(&state.pool, false, false).await.or_fail(caller)?;
     let held = shared_migrations::run_lock_held(&state.pool).await.or_fail(caller)?;
-    let report_of = |run: Option<RunRow>| -> Option<Report> {
-        run.and_then(|r| r.report).and_then(|r| serde_json::from_value(r).ok())
+    let report_of = |run: Option<&RunRow>| -> Option<Report> {
+        run.and_then(|r| r.report.clone()).and_then(|r| serde_json::from_value(r).ok())
     };
     // The plan: the latest run over every customer; a later run for some customers has the
-    // newer word on those.
-    let report = report_of(shared_migrations::latest_report(&state.pool, true).await.or_fail(caller)?);
-    let recent = report_of(shared_migrations::latest_report(&state.pool, false).await.or_fail(caller)?);
+    // newer word on those (the latest run itself, when it got as far as a report).
+    let whole = shared_migrations::latest_run(&state.pool, true, true).await.or_fail(caller)?;
+    let recent = match latest.as_ref().filter(|r| r.report.is_some()) {
+        Some(run) => Some(run.clone()),
+        None => shared_migrations::latest_run(&state.pool, true, false).await.or_fail(caller)?,
+    };
+    let (report, recent) = (report_of(whole.as_ref()), report_of(recent.as_ref()));
     let mut view = MigrationsView {
-        configured: runtime.as_ref().is_some_and(|r| r.silos.is_some()),
+        configured: runtime.as_ref().is_some_and(|r| r.silos.is_ok()),
         unavailable: match &runtime {
             None => Some(
                 "No source is configured: set OPENCRANE_SHARED_SOURCE_URL on the fleet-manager (from a Secret; the chart's migration.sourceSecret)."
                     .to_owned(),
             ),
-            Some(r) => r.unavailable.clone(),
+            Some(r) => r.silos.as_ref().err().cloned(),
         },
         source: runtime.as_ref().map(|r| r.label.clone()),
         run: latest.map(|run| run_view(run, held)),
@@ -215,13 +209,13 @@ pub async fn start(state: &AppState, caller: &Caller, request: RunRequest) -> Re
         });
     };
     // A preflight only reads the source: it runs wherever the source is reachable.
-    let silos: Arc<dyn Silos> = match runtime.silos.clone() {
-        Some(silos) => silos,
-        None if until == Phase::Preflight => Arc::new(NoSilos),
-        None => {
+    let silos: Arc<dyn Silos> = match &runtime.silos {
+        Ok(silos) => silos.clone(),
+        Err(_) if until == Phase::Preflight => Arc::new(NoSilos),
+        Err(why) => {
             return Err(AppError::Unprocessable {
                 code: "MIGRATION_UNAVAILABLE".into(),
-                message: runtime.unavailable.clone().unwrap_or_default(),
+                message: why.clone(),
                 field: Some("until".into()),
             });
         }
