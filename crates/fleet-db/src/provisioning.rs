@@ -57,6 +57,14 @@ pub async fn notify(db: impl PgExecutor<'_>, name: &str) -> Result<()> {
 /// Every ClusterTenant that is not converged and whose backoff has passed: a deletion in
 /// progress, a generation not yet observed, or a phase that is not a resting one. Oldest first.
 pub async fn due(db: impl PgExecutor<'_>) -> Result<Vec<Due>> {
+    due_first(db, i64::MAX).await
+}
+
+/// The first `limit` of [`due`]: what the reconciler reads when it has that many free slots (a
+/// fleet with 10,000 failing customers is not read whole on every notification). The partial
+/// index `cluster_tenants_unconverged` holds exactly the rows this condition admits, so a settled
+/// fleet's read touches none of its converged rows.
+pub async fn due_first(db: impl PgExecutor<'_>, limit: i64) -> Result<Vec<Due>> {
     // language=PostgreSQL
     let rows = sqlx::query_as!(
         Due,
@@ -66,7 +74,9 @@ pub async fn due(db: impl PgExecutor<'_>) -> Result<Vec<Due>> {
                   OR observed_generation IS DISTINCT FROM generation
                   OR phase NOT IN ('ready', 'suspended'))
              AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-           ORDER BY created_at, name"#
+           ORDER BY created_at, name
+           LIMIT $1"#,
+        limit
     )
     .fetch_all(db)
     .await?;

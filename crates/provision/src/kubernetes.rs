@@ -214,8 +214,13 @@ impl KubernetesBackend {
         let resource = resource(api_version, kind).ok_or_else(|| {
             StepFailure::new("UnknownKind", format!("no resource for {kind}"), "Report this as a bug.")
         })?;
-        self.api(&resource, namespace)
-            .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(object))
+        let api = self.api(&resource, namespace);
+        let object = stamped(object);
+        let live = api.get_opt(name).await.map_err(|e| failure(&format!("reading {kind} {name}"), &e))?;
+        if live.is_some_and(|live| serde_json::to_value(live).is_ok_and(|live| holds(&live, &object))) {
+            return Ok(());
+        }
+        api.patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&object))
             .await
             .map_err(|e| failure(&format!("applying {kind} {name}"), &e))?;
         Ok(())
@@ -301,6 +306,46 @@ impl Backend for KubernetesBackend {
     }
 }
 
+/// The annotation with the digest of the configuration the fleet last applied to an object.
+pub const APPLIED_DIGEST: &str = "opencrane.io/applied-digest";
+
+/// `object` with the digest of its configuration stamped on ([`APPLIED_DIGEST`]).
+pub(crate) fn stamped(object: &Value) -> Value {
+    use sha2::{Digest as _, Sha256};
+    let digest: String = Sha256::digest(object.to_string().as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let mut object = object.clone();
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        let annotations = metadata.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(annotations) = annotations.as_object_mut() {
+            annotations.insert(APPLIED_DIGEST.into(), Value::String(digest));
+        }
+    }
+    object
+}
+
+/// Whether the live object already holds the stamped configuration, so applying it again would
+/// change nothing: the same digest (a configuration that dropped a field has another one, and
+/// server-side apply must remove that field) and every field of it with the same value (another
+/// writer's edit of one of them is drift, and is applied over). A converged reconcile so reads
+/// and never writes; a value the API server normalises (a quantity, say) only costs a write.
+pub(crate) fn holds(live: &Value, stamped: &Value) -> bool {
+    let digest = |v: &Value| v.pointer("/metadata/annotations").and_then(|a| a.get(APPLIED_DIGEST)).cloned();
+    digest(live).is_some() && digest(live) == digest(stamped) && contains(live, stamped)
+}
+
+/// Whether every field of `want` is in `live` with the same value (arrays element by element).
+fn contains(live: &Value, want: &Value) -> bool {
+    match (live, want) {
+        (Value::Object(live), Value::Object(want)) => {
+            want.iter().all(|(key, value)| live.get(key).is_some_and(|l| contains(l, value)))
+        }
+        (Value::Array(live), Value::Array(want)) => {
+            live.len() == want.len() && live.iter().zip(want).all(|(l, w)| contains(l, w))
+        }
+        _ => live == want,
+    }
+}
+
 /// A client for `url` with the request timeouts the backend relies on (a stuck API call fails
 /// its step instead of hanging the reconcile).
 pub fn client_for(url: &str, timeout: Duration) -> Result<Client, Error> {
@@ -325,4 +370,47 @@ pub async fn default_client() -> Result<Client, Error> {
 pub async fn in_cluster_client() -> Option<Client> {
     let config = kube::Config::incluster().ok()?;
     Client::try_from(config).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{APPLIED_DIGEST, holds, stamped};
+
+    fn quota(hard: &str) -> serde_json::Value {
+        json!({ "apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": { "name": "q", "namespace": "opencrane-acme", "labels": { "a": "b" } },
+                "spec": { "hard": { "pods": hard }, "scopes": ["NotTerminating"] } })
+    }
+
+    /// What the API server adds (resourceVersion, managedFields, defaults, status) is not drift;
+    /// a changed or missing field, a changed array or a configuration that dropped a field is.
+    #[test]
+    fn a_live_object_holds_the_configuration_only_when_applying_it_would_change_nothing() {
+        let applied = stamped(&quota("10"));
+        assert_eq!(applied["metadata"]["labels"]["a"], "b");
+        let mut live = applied.clone();
+        live["metadata"]["resourceVersion"] = json!("42");
+        live["metadata"]["annotations"]["other"] = json!("kept");
+        live["status"] = json!({ "used": { "pods": "1" } });
+        assert!(holds(&live, &applied));
+
+        let mut edited = live.clone();
+        edited["spec"]["hard"]["pods"] = json!("99");
+        assert!(!holds(&edited, &applied), "another writer's edit is drift");
+        let mut scoped = live.clone();
+        scoped["spec"]["scopes"] = json!(["NotTerminating", "BestEffort"]);
+        assert!(!holds(&scoped, &applied), "an array is compared whole");
+        let mut unstamped = live.clone();
+        unstamped["metadata"]["annotations"].as_object_mut().unwrap().remove(APPLIED_DIGEST);
+        assert!(!holds(&unstamped, &applied), "an object the fleet never stamped is applied");
+
+        let mut fewer = quota("10");
+        fewer["metadata"]["labels"].as_object_mut().unwrap().remove("a");
+        let fewer = stamped(&fewer);
+        assert!(!holds(&live, &fewer), "a dropped field changes the digest, so apply removes it");
+        assert!(holds(&live, &stamped(&quota("10"))), "the digest is stable");
+        assert!(!holds(&live, &stamped(&quota("11"))));
+    }
 }

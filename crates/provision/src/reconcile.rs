@@ -41,6 +41,12 @@ impl StepSuccess {
         Self { state: StepState::Done, reason: reason.into(), message: message.into() }
     }
 
+    /// A converged step that found nothing to do on a re-check: its row keeps the message of
+    /// the pass that did the work (only with `done_before`, when there is one).
+    pub fn unchanged(reason: &str) -> Self {
+        Self::done(reason, String::new())
+    }
+
     /// A step that does not apply.
     pub fn skipped(reason: &str, message: impl Into<String>) -> Self {
         Self { state: StepState::Skipped, reason: reason.into(), message: message.into() }
@@ -172,6 +178,18 @@ impl Outcome {
 pub fn backoff(failed_attempts: i32) -> Duration {
     let exponent = u32::try_from(failed_attempts.clamp(0, 8)).unwrap_or(8);
     Duration::from_secs((2u64 << exponent).min(300))
+}
+
+/// The delay before `name`'s next attempt: [`backoff`] shortened by up to a quarter, by an amount
+/// fixed per customer and attempt, so customers that failed together (a fleet started with an
+/// unset setting) do not all come back in the same second.
+pub fn retry_after(name: &str, failed_attempts: i32) -> Duration {
+    use sha2::{Digest as _, Sha256};
+    let full = backoff(failed_attempts);
+    let hash = Sha256::digest(format!("{name}/{failed_attempts}").as_bytes());
+    let spread = u64::from(u16::from_be_bytes([hash[0], hash[1]]));
+    let cut = full.as_secs() / 4 * spread / u64::from(u16::MAX);
+    full - Duration::from_secs(cut)
 }
 
 fn row(step: StepId, state: StepState, reason: &str, message: &str, generation: i64) -> StepRow {
@@ -416,6 +434,11 @@ async fn run(
                 if let Some(stored) = stored.get(step.as_str()).filter(|_| unchanged(step)) {
                     done.started_at = stored.started_at;
                     done.finished_at = stored.finished_at;
+                    // A re-check that found nothing to do keeps what was done when it was done:
+                    // the row, and the resource's status mirrored from it, stay as they are.
+                    if success.message.is_empty() && stored.reason == done.reason {
+                        done.message.clone_from(&stored.message);
+                    }
                 }
                 provisioning::put_step(pool, name, &done).await?;
                 tracing::debug!(cluster_tenant = name, step = step.as_str(), elapsed = ?started.elapsed(), "step converged");
@@ -477,7 +500,7 @@ async fn fail(
         let waiting = format!("Waits for the {} step.", step.as_str());
         provisioning::put_step(pool, name, &row(*later, StepState::Pending, "Waiting", &waiting, generation)).await?;
     }
-    let retry = backoff(current.failed_attempts);
+    let retry = retry_after(name, current.failed_attempts);
     let message = format!(
         "Step {} failed: {} Next automatic attempt in {} s; {}",
         step.as_str(),
@@ -579,7 +602,7 @@ async fn tear_down(
                 let mut failed = row(step, StepState::Failed, &failure.reason, &failure.message, generation);
                 failed.action = Some(failure.action.clone());
                 provisioning::put_step(pool, name, &failed).await?;
-                let retry = backoff(current.failed_attempts);
+                let retry = retry_after(name, current.failed_attempts);
                 let message = format!(
                     "Teardown of {} failed: {} Next automatic attempt in {} s; {}",
                     step.as_str(),
@@ -627,5 +650,15 @@ mod tests {
         let secs: Vec<u64> = (0..10).map(|n| backoff(n).as_secs()).collect();
         assert_eq!(secs, [2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
         assert_eq!(backoff(-3).as_secs(), 2);
+    }
+
+    #[test]
+    fn retries_of_customers_that_failed_together_are_spread_over_the_last_quarter() {
+        let at_cap: Vec<u64> = (0..200).map(|i| retry_after(&format!("c{i}"), 9).as_secs()).collect();
+        assert!(at_cap.iter().all(|s| (225..=300).contains(s)), "{at_cap:?}");
+        let distinct: std::collections::HashSet<u64> = at_cap.iter().copied().collect();
+        assert!(distinct.len() > 40, "spread over many seconds, not a few: {}", distinct.len());
+        assert_eq!(retry_after("acme", 3), retry_after("acme", 3), "fixed per customer and attempt");
+        assert_eq!(retry_after("acme", 0).as_secs(), 2, "the first retry stays quick");
     }
 }

@@ -38,10 +38,16 @@ impl KubernetesBackend {
             },
             "spec": spec,
         });
-        let resource = api
-            .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&applied))
-            .await
-            .map_err(|e| Error::cluster("applying the ClusterTenant resource", e))?;
+        let applied = super::stamped(&applied);
+        let live = api.get_opt(name).await.map_err(|e| Error::cluster("reading the ClusterTenant resource", e))?;
+        let resource = match live {
+            // Nothing to apply: the spec, finalizer and labels are there already.
+            Some(live) if serde_json::to_value(&live).is_ok_and(|v| super::holds(&v, &applied)) => live,
+            _ => api
+                .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&applied))
+                .await
+                .map_err(|e| Error::cluster("applying the ClusterTenant resource", e))?,
+        };
         let generation = resource.metadata.generation.unwrap_or(1);
         let steps = opencrane_fleet_db::provisioning::steps(pool, name).await?;
         let status = crate::resource::status_from_row(&row, &steps, generation);

@@ -23,10 +23,7 @@ impl KubernetesBackend {
             self.apply(&build::silo_credential_secret(desired, credential)).await?;
         }
         if done_before && self.exists("apps/v1", "Deployment", Some(&ns), "opencrane-silo-manager").await? {
-            return Ok(StepSuccess::done(
-                "Installed",
-                format!("Release {RELEASE} in {ns} is unchanged since generation {}.", desired.generation),
-            ));
+            return Ok(StepSuccess::unchanged("Installed"));
         }
         let cilium = self.has_cilium().await?;
         let settings = self.settings.clone();

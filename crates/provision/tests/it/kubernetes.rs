@@ -209,8 +209,9 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     assert!(upgrade.iter().any(|a| a.ends_with("provisioner-values.json")), "{upgrade:?}");
     assert!(upgrade.contains(&"clustertenantManager.image.tag=0.3.1".to_owned()), "{upgrade:?}");
 
-    // Converged: another reconcile re-applies (no-op) and re-checks, changes no object, runs no
-    // Helm upgrade and writes nothing to the fleet database.
+    // Converged: another reconcile (and the resource's mirror) reads and re-checks, sends no
+    // write to the API server at all (issue 20: it sent 7 no-op server-side applies), changes no
+    // object, runs no Helm upgrade and writes nothing to the fleet database.
     let versions = |fake: &FakeApiServer| -> Vec<String> {
         let mut all: Vec<String> = silo_objects(fake)
             .iter()
@@ -219,6 +220,8 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
         all.sort();
         all
     };
+    use opencrane_provision::Backend as _;
+    rig.backend.publish(&pool, "acme").await.unwrap();
     let before = versions(&rig.fake);
     let requests_before = rig.fake.requests().len();
     let row_before = cluster_tenants::get(&pool, "acme").await.unwrap();
@@ -226,6 +229,10 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     let calls = rig.fake.requests().len() - requests_before;
     eprintln!("API calls per converged reconcile: {calls}");
     assert!(calls <= 12, "{calls} API calls for a converged reconcile");
+    rig.backend.publish(&pool, "acme").await.unwrap();
+    let writes: Vec<(String, String)> =
+        rig.fake.requests()[requests_before..].iter().filter(|(m, _)| m != "GET").cloned().collect();
+    assert!(writes.is_empty(), "a converged reconcile wrote: {writes:?}");
     assert_eq!(versions(&rig.fake), before, "a converged reconcile changed an object");
     assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1, "no second Helm upgrade");
     assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap(), row_before);

@@ -400,3 +400,83 @@ async fn a_wait_is_not_a_failure_until_it_lasts_too_long(pool: PgPool) {
     provisioning::request_retry(&pool, "acme", None).await.unwrap();
     assert_eq!(reconcile(&pool, &cluster, "acme").await.unwrap(), Outcome::Converged);
 }
+
+/// A backend whose every customer fails its first step (like a fleet started without its base
+/// domain) and that records how many reconciles ran at the same time.
+#[derive(Default)]
+struct Storm {
+    running: AtomicUsize,
+    most: AtomicUsize,
+    attempted: Mutex<std::collections::HashSet<String>>,
+}
+
+#[async_trait::async_trait]
+impl Backend for Storm {
+    fn name(&self) -> &'static str {
+        "storm"
+    }
+
+    async fn converge(&self, _step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        self.attempted.lock().unwrap().insert(desired.name.clone());
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        Err(StepFailure::new("NotConfigured", "PLATFORM_BASE_DOMAIN is not set", "Set it."))
+    }
+
+    async fn teardown(&self, _step: StepId, _name: &str, _delete: bool) -> Result<Teardown, StepFailure> {
+        Ok(Teardown::Removed("gone".into()))
+    }
+
+    fn silo_url(&self, _desired: &Desired) -> Option<String> {
+        None
+    }
+
+    fn bound_to(&self, desired: &Desired) -> String {
+        desired.namespace()
+    }
+}
+
+/// Issue 20's storm: a fleet that starts with many failing customers reconciles each of them,
+/// never more than `worker::CONCURRENCY` at once (it spawned one task per customer at start), on
+/// a pool of its own (the request path's pool is not drawn on), and spreads their retries.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_fleet_starting_with_many_failing_customers_reconciles_them_a_few_at_a_time(pool: PgPool) {
+    use opencrane_provision::worker;
+    const CUSTOMERS: usize = 40;
+    for i in 0..CUSTOMERS {
+        seed(&pool, &format!("storm-{i:02}"), "Retain").await;
+    }
+    let storm = std::sync::Arc::new(Storm::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let backend: std::sync::Arc<dyn Backend> = storm.clone();
+    let before = pool.size();
+    let run = tokio::spawn(worker::run(pool.clone(), backend, None, async move {
+        let _ = stopped.await;
+    }));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while storm.attempted.lock().unwrap().len() < CUSTOMERS {
+        assert!(std::time::Instant::now() < deadline, "only {} attempted", storm.attempted.lock().unwrap().len());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The worker holds its own connections, not the ones the pages are served from.
+    let drawn = pool.size() - before;
+    let own: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1")
+        .bind(worker::APPLICATION_NAME)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    stop.send(()).unwrap();
+    run.await.unwrap();
+    let most = storm.most.load(Ordering::SeqCst);
+    assert!((1..=worker::CONCURRENCY).contains(&most), "{most} reconciles at once");
+    assert_eq!(drawn, 0, "the worker drew connections from the caller's pool");
+    assert!((1..=i64::from(worker::POOL_SIZE)).contains(&own), "{own} connections of its own");
+    let failed: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM cluster_tenants WHERE phase = 'failed' AND next_attempt_at > now()")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(failed, i64::try_from(CUSTOMERS).unwrap(), "each failed and waits out its backoff");
+}
