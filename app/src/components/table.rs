@@ -35,9 +35,17 @@ pub fn SortHeader(
     }
 }
 
-/// "1–50 of 10,240" and page links. `href(page)` builds the link of a 1-based page.
+/// "1–50 of 10,240" and page links. `href(page)` builds the link of a 1-based page; `steps`,
+/// when given, are the Prev and Next links themselves (a keyset list's cursor links, `None`
+/// where there is no such page) instead of the numbered ones.
 #[component]
-pub fn Pagination(page: i64, per_page: i64, total: i64, href: impl Fn(i64) -> String + 'static) -> impl IntoView {
+pub fn Pagination(
+    page: i64,
+    per_page: i64,
+    total: i64,
+    href: impl Fn(i64) -> String + 'static,
+    #[prop(optional_no_strip)] steps: Option<(Option<String>, Option<String>)>,
+) -> impl IntoView {
     let pages = ((total + per_page - 1) / per_page).max(1);
     let first = if total == 0 { 0 } else { (page - 1) * per_page + 1 };
     let last = (page * per_page).min(total);
@@ -57,8 +65,10 @@ pub fn Pagination(page: i64, per_page: i64, total: i64, href: impl Fn(i64) -> St
             None => view! { <li><span class="gap" aria-hidden="true">"…"</span></li> }.into_any(),
         })
         .collect_view();
-    let prev = (page > 1).then(|| href(page - 1));
-    let next = (page < pages).then(|| href(page + 1));
+    let (prev, next) = match steps {
+        Some(steps) => steps,
+        None => ((page > 1).then(|| href(page - 1)), (page < pages).then(|| href(page + 1))),
+    };
     view! {
         <nav class="pagination" aria-label="Pages">
             <span class="range">{format!("{}–{} of {}", thousands(first), thousands(last), thousands(total))}</span>

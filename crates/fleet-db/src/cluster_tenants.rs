@@ -333,11 +333,65 @@ impl ListFilter {
     }
 }
 
-/// Runs the list query with one literal `ORDER BY` (each variant is its own prepared statement,
-/// checked at compile time, so the planner can walk the matching index instead of sorting every
-/// row — a single statement with `CASE` sort keys cannot use any index).
+/// Where a page of the list starts.
+#[derive(Clone, Copy, Debug)]
+pub enum Start<'a> {
+    /// After skipping this many rows (a jump to a numbered page).
+    Offset(i64),
+    /// Right after this row (keyset paging: O(page) at any depth, and rows inserted or deleted
+    /// before it do not shift the page).
+    After(&'a Cursor),
+}
+
+/// A row's place in the list: its name and the value of the sort column, as text (`None` for
+/// an uncapped seat limit, and for the name sort, whose value is the name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    /// The row's name (the tie-breaker of every sort).
+    pub name: String,
+    /// The sort column's value: the display name as stored (the database lowers it), the tier,
+    /// the phase, the seat limit, or the creation time in RFC 3339 with microseconds.
+    pub key: Option<String>,
+}
+
+impl Cursor {
+    /// The cursor of `row` in a list sorted by `sort`.
+    pub fn of(row: &ClusterTenantRow, sort: SortKey) -> Self {
+        let key = match sort {
+            SortKey::Name => None,
+            SortKey::DisplayName => Some(row.display_name.clone()),
+            SortKey::Tier => Some(row.isolation_tier.clone()),
+            SortKey::Phase => Some(row.phase.clone()),
+            SortKey::SeatCap => row.seat_cap.map(|c| c.to_string()),
+            SortKey::CreatedAt => Some(row.created_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)),
+        };
+        Self { name: row.name.clone(), key }
+    }
+
+    /// Whether `key` is a value of the `sort` column (so a hand-made cursor fails with a clear
+    /// error here, not as a database cast error).
+    pub fn fits(&self, sort: SortKey) -> bool {
+        match (sort, self.key.as_deref()) {
+            (SortKey::Name, key) => key.is_none(),
+            (SortKey::SeatCap, None) => true,
+            (SortKey::SeatCap, Some(cap)) => cap.parse::<i32>().is_ok_and(|c| c >= 0),
+            (SortKey::CreatedAt, Some(at)) => chrono::DateTime::parse_from_rfc3339(at).is_ok(),
+            (_, key) => key.is_some(),
+        }
+    }
+}
+
+/// Runs the list query with one literal `ORDER BY` and the matching keyset condition `$after`
+/// (each variant is its own prepared statement, checked at compile time, so the planner walks
+/// the matching index from the cursor instead of sorting or skipping rows — a single statement
+/// with `CASE` sort keys cannot use any index). `$7` is the cursor's sort value, `$8` its name,
+/// `$9` whether there is a cursor.
 macro_rules! list_ordered_by {
-    ($db:expr, $filter:expr, $limit:expr, $offset:expr, $order:literal) => {
+    ($db:expr, $filter:expr, $limit:expr, $start:expr, $order:literal, $after:literal) => {{
+        let (offset, cursor) = match $start {
+            Start::Offset(offset) => (offset, None),
+            Start::After(cursor) => (0, Some(cursor)),
+        };
         // language=PostgreSQL
         sqlx::query_as!(
             ClusterTenantRow,
@@ -352,6 +406,9 @@ macro_rules! list_ordered_by {
                AND ($2::text IS NULL OR ct.phase = $2)
                AND ($3::text IS NULL OR ct.isolation_tier = $3)
                AND ($6::text[] IS NULL OR ct.name = ANY($6))
+               AND (NOT $9::bool OR ("
+                + $after
+                + "))
              ORDER BY "
                 + $order
                 + " LIMIT $4 OFFSET $5",
@@ -359,12 +416,15 @@ macro_rules! list_ordered_by {
             $filter.phase,
             $filter.isolation_tier,
             $limit,
-            $offset,
+            offset,
             $filter.names.as_deref(),
+            cursor.and_then(|c: &Cursor| c.key.clone()),
+            cursor.map(|c: &Cursor| c.name.clone()),
+            cursor.is_some(),
         )
         .fetch_all($db)
         .await?
-    };
+    }};
 }
 
 /// One page of the list, sorted; ties broken by name so pages never overlap. Seats in use are
@@ -375,34 +435,99 @@ pub async fn list(
     sort: SortKey,
     descending: bool,
     limit: i64,
-    offset: i64,
+    start: Start<'_>,
 ) -> Result<Vec<ClusterTenantListRow>> {
     let conn = &mut *db;
     let rows = match (sort, descending) {
-        (SortKey::Name, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.name"),
-        (SortKey::Name, true) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.name DESC"),
-        (SortKey::DisplayName, false) => {
-            list_ordered_by!(&mut *conn, filter, limit, offset, "lower(ct.display_name), ct.name")
+        (SortKey::Name, false) => {
+            list_ordered_by!(&mut *conn, filter, limit, start, "ct.name", "ct.name > coalesce($7::text, $8)")
         }
-        (SortKey::DisplayName, true) => {
-            list_ordered_by!(&mut *conn, filter, limit, offset, "lower(ct.display_name) DESC, ct.name DESC")
+        (SortKey::Name, true) => {
+            list_ordered_by!(&mut *conn, filter, limit, start, "ct.name DESC", "ct.name < coalesce($7::text, $8)")
         }
-        (SortKey::Tier, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.isolation_tier, ct.name"),
-        (SortKey::Tier, true) => {
-            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.isolation_tier DESC, ct.name DESC")
-        }
-        (SortKey::Phase, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.phase, ct.name"),
-        (SortKey::Phase, true) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.phase DESC, ct.name DESC"),
-        (SortKey::SeatCap, false) => {
-            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.seat_cap NULLS LAST, ct.name")
-        }
-        (SortKey::SeatCap, true) => {
-            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.seat_cap DESC NULLS LAST, ct.name DESC")
-        }
-        (SortKey::CreatedAt, false) => list_ordered_by!(&mut *conn, filter, limit, offset, "ct.created_at, ct.name"),
-        (SortKey::CreatedAt, true) => {
-            list_ordered_by!(&mut *conn, filter, limit, offset, "ct.created_at DESC, ct.name DESC")
-        }
+        (SortKey::DisplayName, false) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "lower(ct.display_name), ct.name",
+            "(lower(ct.display_name), ct.name) > (lower($7::text), $8)"
+        ),
+        (SortKey::DisplayName, true) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "lower(ct.display_name) DESC, ct.name DESC",
+            "(lower(ct.display_name), ct.name) < (lower($7::text), $8)"
+        ),
+        (SortKey::Tier, false) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.isolation_tier, ct.name",
+            "(ct.isolation_tier, ct.name) > ($7::text, $8)"
+        ),
+        (SortKey::Tier, true) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.isolation_tier DESC, ct.name DESC",
+            "(ct.isolation_tier, ct.name) < ($7::text, $8)"
+        ),
+        (SortKey::Phase, false) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.phase, ct.name",
+            "(ct.phase, ct.name) > ($7::text, $8)"
+        ),
+        (SortKey::Phase, true) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.phase DESC, ct.name DESC",
+            "(ct.phase, ct.name) < ($7::text, $8)"
+        ),
+        // Uncapped rows come last in both directions: after an uncapped row only uncapped rows.
+        (SortKey::SeatCap, false) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.seat_cap NULLS LAST, ct.name",
+            "CASE WHEN $7::text IS NULL THEN ct.seat_cap IS NULL AND ct.name > $8
+                  ELSE ct.seat_cap IS NULL OR (ct.seat_cap, ct.name) > ($7::text::int4, $8) END"
+        ),
+        (SortKey::SeatCap, true) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.seat_cap DESC NULLS LAST, ct.name DESC",
+            "CASE WHEN $7::text IS NULL THEN ct.seat_cap IS NULL AND ct.name < $8
+                  ELSE ct.seat_cap IS NULL OR (ct.seat_cap, ct.name) < ($7::text::int4, $8) END"
+        ),
+        (SortKey::CreatedAt, false) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.created_at, ct.name",
+            "(ct.created_at, ct.name) > ($7::text::timestamptz, $8)"
+        ),
+        (SortKey::CreatedAt, true) => list_ordered_by!(
+            &mut *conn,
+            filter,
+            limit,
+            start,
+            "ct.created_at DESC, ct.name DESC",
+            "(ct.created_at, ct.name) < ($7::text::timestamptz, $8)"
+        ),
     };
     let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
     // language=PostgreSQL

@@ -7,7 +7,7 @@ use sqlx::PgPool;
 
 use crate::{
     billing_accounts,
-    cluster_tenants::{self, DesiredState, ListFilter, SortKey},
+    cluster_tenants::{self, Cursor, DesiredState, ListFilter, SortKey, Start},
     invitations,
     memberships::{self, Admission, MembershipError},
 };
@@ -126,36 +126,115 @@ async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
     let names =
         |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.row.name).collect::<Vec<_>>();
     let first =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, 0).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, Start::Offset(0))
+            .await
+            .unwrap();
     let second =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, 2).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, Start::Offset(2))
+            .await
+            .unwrap();
     let third =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, 4).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, Start::Offset(4))
+            .await
+            .unwrap();
     assert_eq!(names(first), ["alpha", "bravo"]);
     assert_eq!(names(second), ["charlie", "delta"]);
     assert_eq!(names(third), ["echo"]);
 
     let desc =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, true, 10, 0).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, true, 10, Start::Offset(0))
+            .await
+            .unwrap();
     assert_eq!(names(desc), ["echo", "delta", "charlie", "bravo", "alpha"]);
 
     // Ties on the sort column fall back to name order.
     let by_phase =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Phase, false, 10, 0).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Phase, false, 10, Start::Offset(0))
+            .await
+            .unwrap();
     assert_eq!(names(by_phase), ["alpha", "charlie", "echo", "bravo", "delta"]);
     let by_cap =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::SeatCap, false, 10, 0).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::SeatCap, false, 10, Start::Offset(0))
+            .await
+            .unwrap();
     assert_eq!(names(by_cap)[..2], ["bravo", "delta"], "capped rows first, uncapped last");
 
     let ready = ListFilter { phase: Some("ready".into()), ..Default::default() };
     assert_eq!(cluster_tenants::count(&pool, &ready).await.unwrap(), 2);
     let search = ListFilter { search: Some("HAR".into()), ..Default::default() };
     let found =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &search, SortKey::Name, false, 10, 0).await.unwrap();
+        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &search, SortKey::Name, false, 10, Start::Offset(0))
+            .await
+            .unwrap();
     assert_eq!(names(found), ["charlie"]);
     // LIKE wildcards in the search are literal.
     let wildcard = ListFilter { search: Some("%".into()), ..Default::default() };
     assert_eq!(cluster_tenants::count(&pool, &wildcard).await.unwrap(), 0);
+}
+
+/// Keyset paging (issue 20): for every sort column in both directions, following the cursor of
+/// each page's last row returns every row exactly once, in the order of the whole list, while
+/// rows are inserted between pages — before the cursor (an OFFSET page would then repeat a row)
+/// and after it. Ties on the sort value, uncapped seat limits and equal creation times included.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn keyset_pages_return_every_row_once_while_rows_are_inserted(pool: PgPool) {
+    let names: Vec<String> = (0..23).map(|i| format!("row-{i:02}")).collect();
+    for name in &names {
+        seed(&pool, name).await;
+    }
+    // Awkward values: shared display names (differing in case), phases, caps, and creation times.
+    sqlx::query(
+        "UPDATE cluster_tenants SET
+            display_name = CASE WHEN right(name, 1) IN ('1', '2') THEN 'Same' WHEN right(name, 1) = '3' THEN 'same' ELSE 'Ä ' || name END,
+            phase = CASE WHEN right(name, 1) < '4' THEN 'ready' ELSE 'provisioning' END,
+            isolation_tier = CASE WHEN right(name, 1) < '6' THEN 'shared' ELSE 'dedicatedNodes' END,
+            seat_cap = CASE WHEN right(name, 1) < '5' THEN NULL ELSE substr(name, 6, 1)::int END,
+            created_at = CASE WHEN right(name, 1) < '5' THEN '2026-01-01T00:00:00.000001Z'::timestamptz ELSE created_at END",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let all = ListFilter::default();
+    let sorts =
+        [SortKey::Name, SortKey::DisplayName, SortKey::Tier, SortKey::Phase, SortKey::SeatCap, SortKey::CreatedAt];
+    let mut inserted = 0;
+    for sort in sorts {
+        for descending in [false, true] {
+            let mut conn = pool.acquire().await.unwrap();
+            let whole: Vec<String> = cluster_tenants::list(&mut conn, &all, sort, descending, 1000, Start::Offset(0))
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.row.name)
+                .collect();
+            let mut seen: Vec<String> = Vec::new();
+            let mut cursor: Option<Cursor> = None;
+            loop {
+                let start = cursor.as_ref().map_or(Start::Offset(0), Start::After);
+                let page = cluster_tenants::list(&mut conn, &all, sort, descending, 4, start).await.unwrap();
+                let Some(last) = page.last() else { break };
+                cursor = Some(Cursor::of(&last.row, sort));
+                assert!(cursor.as_ref().unwrap().fits(sort), "{sort:?}: {cursor:?}");
+                seen.extend(page.iter().map(|r| r.row.name.clone()));
+                // Between the first pages, a row that sorts first and one that sorts last arrive.
+                if seen.len() <= 12 {
+                    for edge in ["aaa", "zzz"] {
+                        inserted += 1;
+                        seed(&pool, &format!("{edge}-{inserted:03}")).await;
+                    }
+                }
+            }
+            let originals: Vec<&String> = seen.iter().filter(|n| n.starts_with("row-")).collect();
+            let expected: Vec<&String> = whole.iter().filter(|n| n.starts_with("row-")).collect();
+            assert_eq!(originals, expected, "{sort:?} descending={descending}: every row once, in order");
+            let mut unique = seen.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), seen.len(), "{sort:?} descending={descending}: no row twice");
+        }
+    }
+    let foreign = Cursor { name: "row-01".into(), key: Some("soon".into()) };
+    assert!(!foreign.fits(SortKey::CreatedAt) && !foreign.fits(SortKey::SeatCap) && !foreign.fits(SortKey::Name));
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
@@ -167,10 +246,16 @@ async fn list_counts_only_active_members_as_seats(pool: PgPool) {
     memberships::upsert(&mut tx, "acme", "member-2", "member").await.unwrap();
     memberships::set_status(&mut tx, "acme", "member-2", "suspended").await.unwrap();
     tx.commit().await.unwrap();
-    let rows =
-        cluster_tenants::list(&mut pool.acquire().await.unwrap(), &ListFilter::default(), SortKey::Name, false, 10, 0)
-            .await
-            .unwrap();
+    let rows = cluster_tenants::list(
+        &mut pool.acquire().await.unwrap(),
+        &ListFilter::default(),
+        SortKey::Name,
+        false,
+        10,
+        Start::Offset(0),
+    )
+    .await
+    .unwrap();
     assert_eq!(rows[0].active_members, 2);
 }
 

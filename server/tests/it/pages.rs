@@ -58,6 +58,7 @@ async fn the_list_paginates_and_sorts(pool: PgPool) {
     .execute(&db)
     .await
     .unwrap();
+    let fleet_db = db.clone();
     let fleet = support::fleet(db, Features::default(), true);
     let first = send(&fleet, Method::GET, "/cluster-tenants", None, false).await;
     assert!(first.text.contains("1–50 of 120"), "range shown");
@@ -67,6 +68,38 @@ async fn the_list_paginates_and_sorts(pool: PgPool) {
     let desc = send(&fleet, Method::GET, "/cluster-tenants?sort=name&order=desc", None, false).await;
     assert!(desc.text.contains("ct-120") && !desc.text.contains("ct-001"));
     assert!(desc.text.contains(r#"aria-sort="descending""#));
+
+    // Next and Prev are keyset links (issue 20): after the last row shown, before the first.
+    let link = |page: &str, rel: &str| -> String {
+        let at = page.find(&format!(r#"rel="{rel}""#)).unwrap_or_else(|| panic!("no {rel} link"));
+        let start = page[..at].rfind("href=\"").unwrap() + 6;
+        page[start..].split('"').next().unwrap().replace("&amp;", "&")
+    };
+    let next = link(&first.text, "next");
+    assert_eq!(next, "/cluster-tenants?page=2&after=ct-050");
+    // A customer added at the top meanwhile does not push ct-050 onto page 2 again.
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('aa-new', 'New')")
+        .execute(&fleet_db)
+        .await
+        .unwrap();
+    let second = send(&fleet, Method::GET, &next, None, false).await;
+    assert!(second.text.contains("ct-051") && second.text.contains("ct-100") && !second.text.contains("ct-050"));
+    assert!(second.text.contains("51–100 of 121"), "the page keeps its number");
+    let back = link(&second.text, "prev");
+    assert_eq!(back, "/cluster-tenants", "page 1 is the top of the list itself");
+    let third = send(&fleet, Method::GET, &link(&second.text, "next"), None, false).await;
+    assert!(third.text.contains("ct-101") && third.text.contains("ct-120"));
+    assert!(!third.text.contains(r#"rel="next""#), "nothing after the last row");
+    let prev = link(&third.text, "prev");
+    assert_eq!(prev, "/cluster-tenants?page=2&before=ct-101");
+    let second_again = send(&fleet, Method::GET, &prev, None, false).await;
+    assert!(second_again.text.contains("ct-051") && second_again.text.contains("ct-100"));
+    assert!(!second_again.text.contains("ct-050") && !second_again.text.contains("ct-101"));
+    // Sorted by age, the cursor carries the creation time; a hand-made one is refused by name.
+    let by_age = send(&fleet, Method::GET, "/cluster-tenants?sort=createdAt", None, false).await;
+    assert!(link(&by_age.text, "next").contains("&after=ct-"), "{}", link(&by_age.text, "next"));
+    let bad = send(&fleet, Method::GET, "/cluster-tenants?sort=createdAt&after=ct-001.yesterday", None, false).await;
+    assert!(bad.text.contains("after: Not a position in this list"), "{}", bad.text);
 }
 
 #[sqlx::test(migrations = false)]

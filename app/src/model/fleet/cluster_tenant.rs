@@ -618,5 +618,11 @@ mod tests {
         assert_eq!(q.href(|q| *q = ListQuery::default()), "/cluster-tenants");
         let junk = ListQuery::from_params(|k| (k == "page").then(|| "-4".to_owned()));
         assert_eq!(junk.offset, 0);
+        // A cursor link keeps the page number; a numbered page drops the cursor.
+        let mut keyset = q.clone();
+        keyset.after = Some("acme.2026-01-01T00:00:00.000000Z".into());
+        let href = keyset.href(|_| {});
+        assert!(href.ends_with("&page=3&after=acme.2026-01-01T00%3A00%3A00.000000Z"), "{href}");
+        assert!(!keyset.href(|q| q.at_page(5)).contains("after"), "page links jump by offset");
     }
 }

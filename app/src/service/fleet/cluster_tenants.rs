@@ -110,26 +110,67 @@ fn sort_key(sort: SortBy) -> SortKey {
     }
 }
 
-/// The rows of one page and the total, for a filter the caller's visibility already narrowed.
+/// One page as the database returned it: its rows (in list order) and whether more rows lie
+/// beyond its far end.
+struct Fetched {
+    rows: Vec<db::ClusterTenantListRow>,
+    more: bool,
+}
+
+/// The rows of one page (one more is read to learn whether more follow) and the total, for a
+/// filter the caller's visibility already narrowed.
 async fn fetch_page(
     state: &AppState,
     caller: &Caller,
     filter: &ListFilter,
     (sort, descending): (SortKey, bool),
-    (limit, offset): (i64, i64),
-) -> Result<(Vec<ClusterTenant>, i64), AppError> {
+    limit: i64,
+    start: db::Start<'_>,
+) -> Result<(Fetched, i64), AppError> {
     let mut conn = state.pool.acquire().await.or_fail(caller)?;
     let total = db::count(&mut *conn, filter).await.or_fail(caller)?;
-    let rows = db::list(&mut conn, filter, sort, descending, limit, offset).await.or_fail(caller)?;
-    let items = rows
-        .into_iter()
-        .map(|r| to_wire(r.row, Some(r.active_members)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| internal(caller, &e))?;
-    Ok((items, total))
+    let mut rows =
+        db::list(&mut conn, filter, sort, descending, limit.saturating_add(1), start).await.or_fail(caller)?;
+    let more = i64::try_from(rows.len()).unwrap_or(i64::MAX) > limit;
+    rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok((Fetched { rows, more }, total))
 }
 
-/// One page of ClusterTenants with the total count.
+fn to_items(caller: &Caller, rows: Vec<db::ClusterTenantListRow>) -> Result<Vec<ClusterTenant>, AppError> {
+    rows.into_iter()
+        .map(|r| to_wire(r.row, Some(r.active_members)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| internal(caller, &e))
+}
+
+/// A cursor as the URL carries it: the row's name, then `.` and its sort value when the sort has
+/// one (names are DNS labels, so the first `.` separates).
+fn cursor_text(cursor: &db::Cursor) -> String {
+    match &cursor.key {
+        Some(key) => format!("{}.{key}", cursor.name),
+        None => cursor.name.clone(),
+    }
+}
+
+/// Reads the `field` cursor for `sort`, or says it does not belong to this list.
+fn parse_cursor(field: &str, text: Option<&str>, sort: SortKey) -> Result<Option<db::Cursor>, AppError> {
+    let Some(text) = text else { return Ok(None) };
+    let (name, key) = match text.split_once('.') {
+        Some((name, key)) => (name, Some(key.to_owned())),
+        None => (text, None),
+    };
+    let cursor = db::Cursor { name: name.to_owned(), key };
+    if name.is_empty() || !cursor.fits(sort) {
+        return Err(AppError::field(
+            field,
+            "Not a position in this list (sorted this way); use the Next and Prev links, or a page number.",
+        ));
+    }
+    Ok(Some(cursor))
+}
+
+/// One page of ClusterTenants with the total count: by offset for a numbered page, by keyset
+/// after `query.after` or before `query.before` (the list read the other way round from it).
 pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result<ClusterTenantPage, AppError> {
     settings(state)?;
     let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
@@ -141,9 +182,28 @@ pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result
     };
     let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
     let offset = query.offset.max(0);
-    let (items, total) =
-        fetch_page(state, caller, &filter, (sort_key(query.sort), query.descending), (limit, offset)).await?;
-    Ok(ClusterTenantPage { items, total, query: ListQuery { limit, offset, ..query } })
+    let sort = sort_key(query.sort);
+    let after = parse_cursor("after", query.after.as_deref(), sort)?;
+    let before = if after.is_some() { None } else { parse_cursor("before", query.before.as_deref(), sort)? };
+    let (order, start) = match (&after, &before) {
+        (Some(cursor), _) => (query.descending, db::Start::After(cursor)),
+        (None, Some(cursor)) => (!query.descending, db::Start::After(cursor)),
+        (None, None) => (query.descending, db::Start::Offset(offset)),
+    };
+    let (Fetched { mut rows, more }, total) = fetch_page(state, caller, &filter, (sort, order), limit, start).await?;
+    // Read backwards from `before`: `more` means rows before this page.
+    let (more_after, more_before) = if before.is_some() {
+        rows.reverse();
+        (true, more)
+    } else {
+        (more, offset > 0 || after.is_some())
+    };
+    let cursor = |row: Option<&db::ClusterTenantListRow>| row.map(|r| cursor_text(&db::Cursor::of(&r.row, sort)));
+    let next = if more_after { cursor(rows.last()) } else { None };
+    let previous = if more_before { cursor(rows.first()) } else { None };
+    let items = to_items(caller, rows)?;
+    let (after, before) = (after.as_ref().map(cursor_text), before.as_ref().map(cursor_text));
+    Ok(ClusterTenantPage { items, total, query: ListQuery { limit, offset, after, before, ..query }, next, previous })
 }
 
 /// Every ClusterTenant, oldest first (the reference's `GET /cluster-tenants`), optionally paged.
@@ -156,8 +216,11 @@ pub async fn list_all(
     settings(state)?;
     let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
     let filter = ListFilter { names: visible_names(principal), ..ListFilter::default() };
-    let page = (limit.unwrap_or(i64::MAX).max(0), offset.max(0));
-    fetch_page(state, caller, &filter, (SortKey::CreatedAt, false), page).await
+    let limit = limit.unwrap_or(i64::MAX - 1).max(0);
+    let start = db::Start::Offset(offset.max(0));
+    let (Fetched { rows, .. }, total) =
+        fetch_page(state, caller, &filter, (SortKey::CreatedAt, false), limit, start).await?;
+    Ok((to_items(caller, rows)?, total))
 }
 
 /// One ClusterTenant.

@@ -1,5 +1,7 @@
-//! The customers list: its query (`?q=&phase=&tier=&sort=&order=&page=`), sort columns, page
-//! sizes and one page of rows.
+//! The customers list: its query (`?q=&phase=&tier=&sort=&order=&page=&after=&before=`), sort
+//! columns, page sizes and one page of rows. Numbered page links jump by offset; Next and Prev
+//! carry a cursor (the neighbouring row's name and sort value), so stepping through the list is
+//! keyset paging: as fast on page 150 as on page 1, and rows added meanwhile never repeat a row.
 
 use serde::{Deserialize, Serialize};
 
@@ -67,8 +69,14 @@ pub struct ListQuery {
     pub descending: bool,
     /// Rows per page, 1..=MAX_PAGE_SIZE.
     pub limit: i64,
-    /// Rows to skip.
+    /// Rows to skip (the page number; with a cursor only what the page is numbered as).
     pub offset: i64,
+    /// The page starts right after this row: a [`ClusterTenantPage::next`] cursor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// The page ends right before this row: a [`ClusterTenantPage::previous`] cursor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }
 
 impl Default for ListQuery {
@@ -81,6 +89,8 @@ impl Default for ListQuery {
             descending: false,
             limit: DEFAULT_PAGE_SIZE,
             offset: 0,
+            after: None,
+            before: None,
         }
     }
 }
@@ -99,7 +109,16 @@ impl ListQuery {
             descending: get("order").is_some_and(|o| o == "desc"),
             limit,
             offset: (page - 1).saturating_mul(limit),
+            after: get("after").filter(|c| !c.is_empty()),
+            before: get("before").filter(|c| !c.is_empty()),
         }
+    }
+
+    /// This query on the 1-based page `page`, reached by offset (no cursor).
+    pub fn at_page(&mut self, page: i64) {
+        self.offset = (page.max(1) - 1).saturating_mul(self.limit);
+        self.after = None;
+        self.before = None;
     }
 
     /// The 1-based page number.
@@ -118,6 +137,8 @@ impl ListQuery {
             .param("sort", (q.sort != SortBy::Name).then(|| q.sort.as_str()))
             .param("order", q.descending.then_some("desc"))
             .param("page", (q.page() > 1).then(|| q.page().to_string()))
+            .param("after", q.after.as_deref())
+            .param("before", q.before.as_deref())
             .build()
     }
 }
@@ -131,4 +152,32 @@ pub struct ClusterTenantPage {
     pub total: i64,
     /// The query that produced the page.
     pub query: ListQuery,
+    /// The cursor of the next page (its `after`), when there are rows after this one.
+    pub next: Option<String>,
+    /// The cursor of the previous page (its `before`), when it is not the first page.
+    pub previous: Option<String>,
+}
+
+impl ClusterTenantPage {
+    /// The link of the next page, if any: keyset, after this page's last row.
+    pub fn next_href(&self) -> Option<String> {
+        let after = self.next.clone()?;
+        Some(self.query.href(|q| {
+            q.at_page(q.page() + 1);
+            q.after = Some(after);
+        }))
+    }
+
+    /// The link of the previous page, if any: keyset, before this page's first row (page 1 is
+    /// the top of the list itself, so rows added there show).
+    pub fn previous_href(&self) -> Option<String> {
+        let page = self.query.page();
+        let before = self.previous.clone()?;
+        Some(self.query.href(|q| {
+            q.at_page(page - 1);
+            if page > 2 {
+                q.before = Some(before);
+            }
+        }))
+    }
 }

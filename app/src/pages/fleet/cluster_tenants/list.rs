@@ -1,6 +1,6 @@
 //! `/cluster-tenants`: every customer in a sortable, filterable, paginated table. Filtering,
 //! sorting and paging are plain links and a GET form, so the page works without WebAssembly and
-//! every view has a shareable URL.
+//! every view has a shareable URL. Prev and Next are keyset links (see the list model).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -87,7 +87,8 @@ fn Filters(query: ListQuery) -> impl IntoView {
 
 #[component]
 fn ListBody(page: ClusterTenantPage) -> impl IntoView {
-    let ClusterTenantPage { items, total, query } = page;
+    let steps = Some((page.previous_href(), page.next_href()));
+    let ClusterTenantPage { items, total, query, .. } = page;
     let filtered = query.search.is_some() || query.phase.is_some() || query.tier.is_some();
     if total == 0 && !filtered {
         return view! {
@@ -106,16 +107,17 @@ fn ListBody(page: ClusterTenantPage) -> impl IntoView {
         let href = query.href(|q| {
             q.descending = active && !descending;
             q.sort = key;
-            q.offset = 0;
+            q.at_page(1);
         });
         view! { <SortHeader label active descending href /> }
     };
     let now = chrono::Utc::now();
+    let empty = items.is_empty();
     let rows = items.into_iter().map(|ct| view! { <Row ct now /> }).collect_view();
     let pager_query = query.clone();
     view! {
         <Filters query=query.clone() />
-        {if items_is_empty(total, &query) {
+        {if empty {
             view! {
                 <EmptyState title="No customers match these filters" body="Change the search or filters, or clear them." />
             }
@@ -143,17 +145,14 @@ fn ListBody(page: ClusterTenantPage) -> impl IntoView {
                     page=query.page()
                     per_page=query.limit
                     total
-                    href=move |p| pager_query.href(|q| q.offset = (p - 1) * q.limit)
+                    href=move |p| pager_query.href(|q| q.at_page(p))
+                    steps
                 />
             }
                 .into_any()
         }}
     }
     .into_any()
-}
-
-fn items_is_empty(total: i64, query: &ListQuery) -> bool {
-    total == 0 || query.offset >= total
 }
 
 #[component]
