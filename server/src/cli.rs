@@ -348,8 +348,9 @@ pub struct FleetArgs {
     /// The fleet's own namespace (the chart sets it from the pod): where the Zitadel key Secret lives.
     #[arg(long = "namespace", env = "POD_NAMESPACE")]
     pub namespace: Option<String>,
-    /// Which backend provisions silos. `kubernetes` (the cluster this runs in) is the only one a
-    /// fleet-manager runs; `local` exists under `opencrane dev`.
+    /// Which backend provisions silos. `kubernetes` (the cluster this runs in) is the one a
+    /// fleet-manager runs, or `off` (nothing is provisioned or reconciled); `local` exists under
+    /// `opencrane dev`.
     #[arg(long, env = "OPENCRANE_PROVISIONER", value_enum, default_value = "kubernetes")]
     pub provisioner: ProvisionerKind,
     /// Where the Kubernetes provisioner applies silos.
@@ -941,6 +942,10 @@ pub enum ProvisionerKind {
     /// This machine (only under `opencrane dev`): a database per silo on the local PostgreSQL and
     /// a clustertenant-manager per silo in the same process.
     Local,
+    /// None (fleet-manager only): customers are recorded and served, no silo is provisioned or
+    /// reconciled — a fleet-manager that must not touch the cluster (maintenance, inspection,
+    /// the benchmark's settled fleet).
+    Off,
 }
 
 #[cfg(test)]

@@ -209,6 +209,9 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         .context("connecting the local provisioner to PostgreSQL")?,
     );
     let backend: Arc<dyn opencrane_provision::Backend> = match args.provisioner {
+        ProvisionerKind::Off => {
+            anyhow::bail!("`opencrane dev` provisions its silos: use --provisioner local or kubernetes")
+        }
         ProvisionerKind::Local => local.clone(),
         ProvisionerKind::Kubernetes => {
             let truth = fleet.fleet().ok().and_then(|f| f.dns.clone());
@@ -230,7 +233,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         let silos = Arc::new(crate::migrate_shared::DevSilos::new(server, Some(credentials_key.clone())));
         let runtime = match args.provisioner {
             ProvisionerKind::Local => MigrationRuntime::new(url, silos),
-            ProvisionerKind::Kubernetes => MigrationRuntime::unavailable(
+            ProvisionerKind::Kubernetes | ProvisionerKind::Off => MigrationRuntime::unavailable(
                 url,
                 "Under opencrane dev the migration copies into the local provisioner's silos; run it with --provisioner local.",
             ),
@@ -260,7 +263,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
 
     let demo_url = match args.provisioner {
         ProvisionerKind::Local => wait_for_silo(local.host(), &args.demo_silo, Duration::from_secs(60)).await,
-        ProvisionerKind::Kubernetes => None,
+        ProvisionerKind::Kubernetes | ProvisionerKind::Off => None,
     };
     let token_path = args.state_dir.join("token");
     println!(
@@ -275,6 +278,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         provisioner = match args.provisioner {
             ProvisionerKind::Local => "local",
             ProvisionerKind::Kubernetes => "kubernetes",
+            ProvisionerKind::Off => "no",
         },
         who = if sign_in {
             "whoever signs in through the configured provider"

@@ -218,6 +218,12 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         ProvisionerKind::Local => {
             bail!("OPENCRANE_PROVISIONER=local runs only under `opencrane dev` (it serves the silos in that process)")
         }
+        ProvisionerKind::Off => {
+            tracing::warn!(
+                "provisioning is off (OPENCRANE_PROVISIONER=off): customers are recorded, no silo is provisioned or reconciled"
+            );
+            tokio::spawn(async {})
+        }
         ProvisionerKind::Kubernetes => {
             let base = args.platform_base_domain.as_deref();
             let truth = state.fleet().ok().and_then(|f| f.dns.clone());
