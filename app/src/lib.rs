@@ -14,6 +14,8 @@
 
 pub mod api;
 pub mod authz;
+#[cfg(feature = "ssr")]
+pub mod bundle;
 pub mod components;
 pub mod error;
 pub mod fleet;
@@ -27,7 +29,9 @@ pub mod silo;
 #[cfg(feature = "ssr")]
 pub mod state;
 
+#[cfg(feature = "ssr")]
 use leptos::prelude::*;
+#[cfg(feature = "ssr")]
 use leptos_meta::MetaTags;
 use serde::{Deserialize, Serialize};
 
@@ -100,8 +104,10 @@ impl UiContext {
     }
 }
 
-/// The HTML document around either root component.
-pub fn shell(options: LeptosOptions, ui: UiContext) -> impl IntoView {
+/// The HTML document around either root component; `bundle` names the browser bundle's files
+/// (read once from the site, [`bundle::Bundle::read`]).
+#[cfg(feature = "ssr")]
+pub fn shell(options: LeptosOptions, ui: UiContext, bundle: bundle::Bundle) -> impl IntoView {
     let role = ui.role;
     #[cfg(feature = "ssr")]
     set_content_security_policy();
@@ -113,8 +119,7 @@ pub fn shell(options: LeptosOptions, ui: UiContext) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <AutoReload options=options.clone() />
-                <HydrationScripts options islands=true />
-                <link rel="stylesheet" href="/pkg/opencrane.css" />
+                <bundle::BundleScripts bundle pkg=options.site_pkg_dir.to_string() />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <MetaTags />
             </head>

@@ -46,12 +46,15 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
             Role::Silo => view! { <app::SiloApp ui=ui.clone() /> }.into_any(),
         })
     };
+    let bundle = app::bundle::Bundle::read(
+        &std::path::Path::new(&*state.leptos_options.site_root).join(&*state.leptos_options.site_pkg_dir),
+    );
     let app_shell = {
         let options = state.leptos_options.clone();
-        let ui = ui.clone();
-        move || shell(options.clone(), ui.clone())
+        let (ui, bundle) = (ui.clone(), bundle.clone());
+        move || shell(options.clone(), ui.clone(), bundle.clone())
     };
-    let fallback_shell = move |options: LeptosOptions| shell(options, ui.clone());
+    let fallback_shell = move |options: LeptosOptions| shell(options, ui.clone(), bundle.clone());
     let sessions = SessionManagerLayer::new(auth::store::PgSessionStore::new(state.pool.clone()))
         .with_name(auth.cookie_name())
         .with_secure(auth.0.secure)

@@ -2,6 +2,9 @@
 //!
 //! - the hydrate bundle: wasm raw and gzip, JS raw and gzip (and after `wasm-opt -Oz` when the
 //!   npm build of binaryen is available; Debian's binaryen 108 breaks hydration);
+//! - bytes on the wire for a first and a repeat visit of a page without an island (the customers
+//!   list) and of one with an island (the new-customer form), as a browser accepting gzip that
+//!   keeps the `immutable` hashed files gets them;
 //! - the fleet-manager's resident memory after start-up, idle, and after the load;
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
 //!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
@@ -254,6 +257,34 @@ fn measure(port: u16, path: &str) -> Result<(f64, f64, f64, u64)> {
     wrk(&url)
 }
 
+/// The bytes of `path`'s response body as a browser that accepts gzip receives it, and the body.
+fn fetch(port: u16, path: &str) -> Result<(u64, String)> {
+    let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).map_err(|e| e.to_string())?;
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+    std::io::Write::write_all(&mut stream, request.as_bytes()).map_err(|e| e.to_string())?;
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).map_err(|e| e.to_string())?;
+    let split = reply.windows(4).position(|w| w == b"\r\n\r\n").map_or(reply.len(), |p| p + 4);
+    let body = &reply[split..];
+    Ok((body.len() as u64, String::from_utf8_lossy(body).into_owned()))
+}
+
+/// Bytes on the wire for a first visit of `path` (the page, its stylesheet, and the glue and
+/// wasm when the page has an island) and a repeat one (the page: the hashed files are cached).
+fn visit_bytes(port: u16, path: &str) -> Result<(u64, u64)> {
+    let (page, html) = fetch(port, path)?;
+    let mut first = page;
+    let assets = html.split('"').filter(|part| part.starts_with("/pkg/opencrane.")).map(str::to_owned);
+    let islands = html.contains("<leptos-island");
+    for asset in assets.collect::<std::collections::BTreeSet<_>>() {
+        if asset.ends_with(".css") || islands {
+            first += fetch(port, &asset)?.0;
+        }
+    }
+    Ok((first, page))
+}
+
 fn get_ok(port: u16, path: &str) -> bool {
     let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else { return false };
     let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
@@ -345,6 +376,10 @@ pub fn run(_args: &[String]) -> Result {
     for (label, path) in scenarios {
         results.push((label, measure(port, path)?));
     }
+    let visits = [
+        ("customers list (no island)", visit_bytes(port, "/cluster-tenants")?),
+        ("new customer form (an island)", visit_bytes(port, "/cluster-tenants/new")?),
+    ];
     let rss_loaded = rss_kib(server.0.id());
     drop(server);
     // The same fleet started with provisioning on and no cluster: every customer's reconcile
@@ -370,6 +405,9 @@ pub fn run(_args: &[String]) -> Result {
     );
     if !optimised {
         println!("  (not optimised: wasm-opt from npm binaryen@132 was not available to the build)");
+    }
+    for (label, (first, repeat)) in visits {
+        println!("bytes on the wire  {label:<32} first visit {}, repeat visit {}", kib(first), kib(repeat));
     }
     println!(
         "fleet-manager RSS   {} idle after start;  {} after the load",

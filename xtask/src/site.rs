@@ -121,6 +121,33 @@ fn optimise(from: &Path, to: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// Copies each bundle file (and its `.gz`) to `opencrane.<hash>.<ext>`, the hash of its content,
+/// and lists the names in `pkg/bundle.json` — what the pages refer to, so the server may let
+/// browsers cache them for good (`app::bundle`). Hashed files of earlier builds are removed.
+fn name_by_content(pkg: &Path) -> Result {
+    use std::hash::{Hash as _, Hasher as _};
+    for entry in fs::read_dir(pkg).map_err(|e| format!("reading {}: {e}", pkg.display()))? {
+        let name = entry.map_err(|e| e.to_string())?.file_name().to_string_lossy().into_owned();
+        if name.split('.').nth(1).is_some_and(|h| h.len() == 16 && h.chars().all(|c| c.is_ascii_hexdigit())) {
+            fs::remove_file(pkg.join(&name)).map_err(|e| format!("removing {name}: {e}"))?;
+        }
+    }
+    let mut names = Vec::new();
+    for ext in ["js", "wasm", "css"] {
+        let plain = pkg.join(format!("opencrane.{ext}"));
+        let bytes = fs::read(&plain).map_err(|e| format!("reading {}: {e}", plain.display()))?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        bytes.hash(&mut hasher);
+        let hashed = format!("opencrane.{:016x}.{ext}", hasher.finish());
+        fs::copy(&plain, pkg.join(&hashed)).map_err(|e| format!("writing {hashed}: {e}"))?;
+        fs::copy(pkg.join(format!("opencrane.{ext}.gz")), pkg.join(format!("{hashed}.gz")))
+            .map_err(|e| format!("writing {hashed}.gz: {e}"))?;
+        names.push(format!("\"{ext}\": \"{hashed}\""));
+    }
+    fs::write(pkg.join("bundle.json"), format!("{{{}}}\n", names.join(", ")))
+        .map_err(|e| format!("writing the bundle manifest: {e}"))
+}
+
 /// Writes `file.gz` beside `file` (best compression for a release, a quick one otherwise).
 fn precompress(file: &Path, release: bool) -> Result {
     let out = Command::new("gzip")
@@ -223,6 +250,7 @@ fn build_with(release: bool, lint: Option<&Path>) -> Result<PathBuf> {
     for name in ["opencrane.wasm", "opencrane.js", "opencrane.css"] {
         precompress(&pkg.join(name), release)?;
     }
+    name_by_content(&pkg)?;
     for entry in fs::read_dir(root().join("public")).map_err(|e| format!("reading public/: {e}"))? {
         let entry = entry.map_err(|e| e.to_string())?;
         if entry.path().is_file() {

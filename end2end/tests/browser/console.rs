@@ -66,6 +66,25 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     let row = browser.wait("a[href='/cluster-tenants/e2e-acme']");
     assert_eq!(browser.text(&row), "e2e-acme");
     assert!(browser.page_text().contains("1 / 12"), "seats used / cap in the list");
+    // The list has no island: it is live at once and fetched no wasm (the form page before did,
+    // by its content-hashed name).
+    wait_for("the list to be marked live", || browser.hydrated().then_some(()));
+    let fetched = |b: &Browser| {
+        b.eval("return performance.getEntriesByType('resource').map(e => e.name).join(' ');")
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(!fetched(&browser).contains(".wasm"), "{}", fetched(&browser));
+    browser.goto(&format!("{}/cluster-tenants/new", server.fleet_url));
+    wait_for("the form's island", || browser.hydrated().then_some(()));
+    let on_form = fetched(&browser);
+    assert!(
+        on_form
+            .split(' ')
+            .any(|url| url.contains("/pkg/opencrane.") && url.ends_with(".wasm") && !url.ends_with("/opencrane.wasm")),
+        "{on_form}"
+    );
 
     // Members: add one, suspend her (her seat is freed), then remove her after a confirmation.
     browser.goto(&format!("{}/cluster-tenants/e2e-acme/members", server.fleet_url));

@@ -213,10 +213,11 @@ async fn health_probes_are_not_logged_at_info(pool: PgPool) {
 }
 
 /// The bundle under `/pkg` (issue 20's delivery): the precompressed `.gz` to a browser that
-/// accepts gzip (the file itself to one that does not), `Cache-Control: no-cache` so a deploy is
-/// seen at once, and a `304` without a body on a repeat visit.
+/// accepts gzip (the file itself to one that does not); an unhashed name `no-cache` (a `304`
+/// without a body on a repeat visit), the content-hashed names the pages use `immutable`; and
+/// the wasm loaded only by a page with an island.
 #[sqlx::test(migrations = false)]
-async fn the_bundle_is_sent_compressed_and_revalidated(pool: PgPool) {
+async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_islands(pool: PgPool) {
     let site = std::env::temp_dir().join(format!("opencrane-site-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(site.join("pkg")).unwrap();
     let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 7) as u8).collect();
@@ -227,7 +228,7 @@ async fn the_bundle_is_sent_compressed_and_revalidated(pool: PgPool) {
     assert!(gz.len() < wasm.len() / 10);
     let db = support::fleet_db(&pool).await;
     let options = opencrane::start::leptos_options(&site, "127.0.0.1:0".parse().unwrap(), leptos::config::Env::DEV);
-    let state = opencrane::fleet::fleet_state(options, db, Some("example.com".into()), true, true, false);
+    let state = opencrane::fleet::fleet_state(options, db.clone(), Some("example.com".into()), true, true, false);
     let app = opencrane::http::router(
         state,
         opencrane::http::AuthConfig::tokens_only(Vec::new(), false, opencrane::http::auth::Scope::Fleet, true),
@@ -259,5 +260,43 @@ async fn the_bundle_is_sent_compressed_and_revalidated(pool: PgPool) {
     assert!(again.bytes.is_empty(), "a repeat visit costs no body");
     let missing = support::send_with(&app, Method::GET, "/pkg/nothing.js", None, &[]).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
+
+    // The pages refer to the content-hashed names of the manifest, which never change: cached
+    // for good, so a repeat visit fetches none of them.
+    let hashed = "opencrane.00112233aabbccdd.wasm";
+    std::fs::copy(site.join("pkg/opencrane.wasm"), site.join("pkg").join(hashed)).unwrap();
+    std::fs::copy(site.join("pkg/opencrane.wasm.gz"), site.join(format!("pkg/{hashed}.gz"))).unwrap();
+    std::fs::write(
+        site.join("pkg/bundle.json"),
+        format!(
+            r#"{{"js": "opencrane.00112233aabbccdd.js", "wasm": "{hashed}", "css": "opencrane.00112233aabbccdd.css"}}"#
+        ),
+    )
+    .unwrap();
+    let app = opencrane::http::router(
+        opencrane::fleet::fleet_state(
+            opencrane::start::leptos_options(&site, "127.0.0.1:0".parse().unwrap(), leptos::config::Env::DEV),
+            db,
+            Some("example.com".into()),
+            true,
+            true,
+            false,
+        ),
+        opencrane::http::AuthConfig::tokens_only(Vec::new(), false, opencrane::http::auth::Scope::Fleet, true),
+    );
+    let cached =
+        support::send_with(&app, Method::GET, &format!("/pkg/{hashed}"), None, &[("accept-encoding", "gzip")]).await;
+    assert_eq!(cached.status, StatusCode::OK);
+    assert_eq!(cached.headers["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(cached.headers["content-encoding"], "gzip");
+    let plain = support::send_with(&app, Method::GET, "/pkg/opencrane.wasm", None, &[]).await;
+    assert_eq!(plain.headers["cache-control"], "no-cache", "an unhashed name is revalidated");
+    let page = support::send_with(&app, Method::GET, "/cluster-tenants", None, &[]).await;
+    assert!(page.text.contains(r#"href="/pkg/opencrane.00112233aabbccdd.css""#), "{}", page.text);
+    assert!(page.text.contains(&format!(r#""/pkg/{hashed}""#)), "the loader names the hashed wasm");
+    // The wasm is fetched only where an island is: no preload on any page, and the loader
+    // looks for one first.
+    assert!(!page.text.contains(r#"rel="preload""#) && !page.text.contains("modulepreload"));
+    assert!(page.text.contains(r#"document.querySelector("leptos-island")"#));
     let _ = std::fs::remove_dir_all(&site);
 }

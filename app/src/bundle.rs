@@ -1,0 +1,147 @@
+//! The browser bundle as a page refers to it: the file names under `/pkg` (content-hashed by
+//! `cargo xtask build`, listed in `pkg/bundle.json`) and the island loader, which fetches the
+//! wasm only on a page that has an island.
+//!
+//! Leptos' `HydrationScripts` preloads the wasm on every page and names the files without a
+//! hash, so no response can be cached for good; here a page without islands costs the HTML and
+//! the stylesheet, and a repeat visit only the HTML (hashed files are `immutable`).
+
+use std::path::Path;
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The manifest the site build writes into the `pkg` directory.
+pub const MANIFEST: &str = "bundle.json";
+
+/// The bundle's file names under `/pkg`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bundle {
+    /// The wasm-bindgen glue (an ES module).
+    pub js: String,
+    /// The WebAssembly module.
+    pub wasm: String,
+    /// The stylesheet.
+    pub css: String,
+}
+
+impl Default for Bundle {
+    /// The unhashed names (a site built before the manifest, or none at all).
+    fn default() -> Self {
+        Self { js: "opencrane.js".into(), wasm: "opencrane.wasm".into(), css: "opencrane.css".into() }
+    }
+}
+
+impl Bundle {
+    /// The names in `pkg_dir`'s manifest, or the unhashed ones when it has none (a development
+    /// server started without a site says nothing; a manifest that does not parse is logged).
+    pub fn read(pkg_dir: &Path) -> Self {
+        let path = pkg_dir.join(MANIFEST);
+        let Ok(text) = std::fs::read_to_string(&path) else { return Self::default() };
+        match serde_json::from_str::<Self>(&text) {
+            Ok(bundle) if [&bundle.js, &bundle.wasm, &bundle.css].iter().all(|n| is_file_name(n)) => bundle,
+            _ => {
+                tracing::warn!(path = %path.display(), "the bundle manifest is not valid; using the unhashed names");
+                Self::default()
+            }
+        }
+    }
+}
+
+/// A plain file name (the manifest names files in `pkg`, never paths).
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Whether `name` is one of the content-hashed bundle files (`opencrane.<16 hex>.<ext>`, with
+/// `.gz` for the precompressed copy): such a file never changes, so it may be cached for good.
+pub fn is_hashed(name: &str) -> bool {
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    let mut parts = name.split('.');
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some("opencrane"), Some(hash), Some("js" | "wasm" | "css"), None)
+            if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit())
+    )
+}
+
+/// The stylesheet link and the island loader. The loader (a module script carrying the
+/// response's nonce) looks for islands in the page: with none it marks the page live at once
+/// (`<body data-hydrated>`) and fetches nothing; with some it imports the glue, instantiates the
+/// wasm and wakes each island, as Leptos' own island script does.
+#[component]
+pub fn BundleScripts(bundle: Bundle, pkg: String) -> impl IntoView {
+    let nonce = leptos::nonce::use_nonce();
+    let css = format!("/{pkg}/{}", bundle.css);
+    let script = format!(
+        "({LOADER})({js:?}, {wasm:?});",
+        js = format!("/{pkg}/{}", bundle.js),
+        wasm = format!("/{pkg}/{}", bundle.wasm),
+    );
+    view! {
+        <link rel="stylesheet" href=css />
+        <script type="module" nonce=nonce>{script}</script>
+    }
+}
+
+/// The island loader: Leptos 0.8's `island_script.js` (MIT), reduced to what islands without the
+/// islands router need, and run only when the page has an island.
+const LOADER: &str = r#"(js, wasm) => {
+  const mark = () => document.body.setAttribute("data-hydrated", "");
+  if (!document.querySelector("leptos-island")) { mark(); return; }
+  const stack = [];
+  async function wake(el, mod) {
+    const fn = mod[el.dataset.component];
+    if (!fn) { console.warn(`No wasm function for the island ${el.dataset.component}.`); return; }
+    const children = stack[stack.length - 1];
+    if (children) children();
+    const done = fn(el);
+    if (done && done.then) await done;
+  }
+  async function walk(node, mod) {
+    if (node.nodeType !== Node.ELEMENT_NODE) return;
+    const tag = node.tagName.toLowerCase();
+    if (tag === "leptos-island") await wake(node, mod);
+    if (tag === "leptos-children") stack.push(node.$$on_hydrate);
+    for (const child of node.children) await walk(child, mod);
+    if (tag === "leptos-children") stack.pop();
+  }
+  const start = () => import(js).then(async (mod) => {
+    await mod.default({ module_or_path: wasm });
+    mod.hydrate();
+    await walk(document.body, mod);
+  });
+  if ("requestIdleCallback" in window) window.requestIdleCallback(start); else start();
+}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_content_hashed_bundle_files_count_as_hashed() {
+        assert!(is_hashed("opencrane.0123456789abcdef.wasm"));
+        assert!(is_hashed("opencrane.0123456789abcdef.js.gz"));
+        assert!(!is_hashed("opencrane.wasm"), "the unhashed name changes with every build");
+        assert!(!is_hashed("opencrane.0123456789abcdeg.css"));
+        assert!(!is_hashed("opencrane.0123.css"));
+        assert!(!is_hashed("other.0123456789abcdef.css"));
+    }
+
+    #[test]
+    fn a_manifest_is_read_and_a_bad_one_falls_back() {
+        let dir = std::env::temp_dir().join(format!("opencrane-bundle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(Bundle::read(&dir), Bundle::default(), "no manifest");
+        let hashed = Bundle {
+            js: "opencrane.0123456789abcdef.js".into(),
+            wasm: "opencrane.1123456789abcdef.wasm".into(),
+            css: "opencrane.2123456789abcdef.css".into(),
+        };
+        std::fs::write(dir.join(MANIFEST), serde_json::to_string(&hashed).unwrap()).unwrap();
+        assert_eq!(Bundle::read(&dir), hashed);
+        std::fs::write(dir.join(MANIFEST), r#"{"js":"../../etc/passwd","wasm":"a","css":"b"}"#).unwrap();
+        assert_eq!(Bundle::read(&dir), Bundle::default(), "names, never paths");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
