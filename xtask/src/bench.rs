@@ -11,6 +11,8 @@
 //!   page sorted by display name (jumped to, and reached by Next), and a search — on a settled
 //!   fleet (provisioning off) — and the first page again during the start-up reconcile storm of
 //!   10,000 failing customers;
+//! - the fleet at scale (`crates/provision/benches/scale.rs`): 1,000 customers provisioned, a
+//!   restart's re-convergence time and its writes to the API server, a burst of 100 new ones;
 //! - the migration from a shared installation (`opencrane migrate-shared`): rows per second of
 //!   the copy and of the verification, for the fixture's three customers with 100,000 audit rows.
 
@@ -393,6 +395,16 @@ pub fn run(_args: &[String]) -> Result {
     )?;
     drop(storm);
     let (migrated_rows, copy_seconds, verify_seconds) = migration_figures(&binary, &pg)?;
+    // The fleet at scale: the reconcile worker against the fake API server (its own bench target).
+    let scale = release_cargo()
+        .args(["bench", "--locked", "-p", "opencrane-provision", "--bench", "scale"])
+        .env("DATABASE_URL", pg.url("postgres"))
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("running the scale bench: {e}"))?;
+    if !scale.status.success() {
+        return Err(format!("the scale bench failed: {}", String::from_utf8_lossy(&scale.stdout)));
+    }
     drop(pg);
 
     println!("\n== OpenCrane benchmark (release build) ==");
@@ -434,5 +446,6 @@ pub fn run(_args: &[String]) -> Result {
         per_second(copy_seconds),
         per_second(verify_seconds)
     );
+    print!("{}", String::from_utf8_lossy(&scale.stdout));
     Ok(())
 }

@@ -242,6 +242,20 @@ impl KubernetesBackend {
         }
     }
 
+    /// Deletes an object the configuration no longer wants, if it is there: read first, so a
+    /// converged pass sends no write (a DELETE of nothing is still a write request). Returns
+    /// whether it existed.
+    async fn prune(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<bool, StepFailure> {
+        Ok(self.exists(api_version, kind, namespace, name).await?
+            && self.delete(api_version, kind, namespace, name).await?)
+    }
+
     async fn exists(
         &self,
         api_version: &str,

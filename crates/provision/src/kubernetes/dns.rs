@@ -30,10 +30,10 @@ impl KubernetesBackend {
         }
         // What is no longer wanted goes.
         if self.settings.cluster.ingress_ip.is_none() {
-            self.delete("externaldns.k8s.io/v1alpha1", "DNSEndpoint", Some(&ns), build::DNS_ENDPOINT).await?;
+            self.prune("externaldns.k8s.io/v1alpha1", "DNSEndpoint", Some(&ns), build::DNS_ENDPOINT).await?;
         }
         if desired.vanity_domain.is_none() {
-            self.delete("cert-manager.io/v1", "Certificate", Some(&ns), build::VANITY_CERTIFICATE).await?;
+            self.prune("cert-manager.io/v1", "Certificate", Some(&ns), build::VANITY_CERTIFICATE).await?;
         }
         if objects.is_empty() {
             return Ok(StepSuccess::skipped(

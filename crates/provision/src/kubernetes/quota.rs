@@ -13,8 +13,8 @@ impl KubernetesBackend {
         let objects = build::quota(desired);
         let ns = desired.namespace();
         if objects.is_empty() {
-            let removed = self.delete("v1", "ResourceQuota", Some(&ns), "opencrane-quota").await?
-                | self.delete("v1", "LimitRange", Some(&ns), "opencrane-limits").await?;
+            let removed = self.prune("v1", "ResourceQuota", Some(&ns), "opencrane-quota").await?
+                | self.prune("v1", "LimitRange", Some(&ns), "opencrane-limits").await?;
             let note = if removed { " The earlier quota was removed." } else { "" };
             return Ok(StepSuccess::skipped("NoQuota", format!("No quota declared.{note}")));
         }

@@ -236,6 +236,20 @@ async fn a_fresh_create_reaches_ready_and_a_converged_reconcile_changes_nothing(
     assert_eq!(versions(&rig.fake), before, "a converged reconcile changed an object");
     assert_eq!(helm_calls(&rig.fakes, "upgrade"), 1, "no second Helm upgrade");
     assert_eq!(cluster_tenants::get(&pool, "acme").await.unwrap(), row_before);
+
+    // A customer with neither quota nor vanity domain: what is not wanted is looked for, and a
+    // converged pass deletes nothing (it sent a DELETE of the absent objects on every pass).
+    let empty = json!({});
+    support::seed(&pool, "plain", &support::desired("Plain", &empty, "Retain")).await;
+    database_comes_up(&rig.client, "plain").await;
+    until_converged(&pool, &rig, "plain").await;
+    rig.backend.publish(&pool, "plain").await.unwrap();
+    let requests_before = rig.fake.requests().len();
+    assert_eq!(reconcile(&pool, &rig.backend, "plain").await.unwrap(), Outcome::Converged);
+    rig.backend.publish(&pool, "plain").await.unwrap();
+    let writes: Vec<(String, String)> =
+        rig.fake.requests()[requests_before..].iter().filter(|(m, _)| m != "GET").cloned().collect();
+    assert!(writes.is_empty(), "a converged reconcile wrote: {writes:?}");
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]

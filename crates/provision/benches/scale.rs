@@ -1,0 +1,223 @@
+//! `cargo bench -p opencrane-provision --bench scale` (run by `cargo xtask bench`, which passes
+//! its PostgreSQL as `DATABASE_URL`): the fleet at scale, figures only. The reconcile worker and
+//! the Kubernetes backend run against the fake API server (`opencrane-fake-kube`: no
+//! kube-apiserver can run here) and the fake `helm`/`kubectl` executables, on a real fleet
+//! database; the bench plays CloudNativePG and the silos (each namespace gets its database's app
+//! Secret and its manager's Deployment up front; one loopback listener answers every `/readyz`).
+//!
+//! Prints: the time for a fleet to provision [`CUSTOMERS`] customers; the time for a restarted
+//! fleet to re-converge all of them and the writes it sent the API server meanwhile (the target is
+//! none); the time for [`BURST`] customers created in one transaction to become ready while the
+//! fleet runs; and the resident memory of this process (reconciler and fake API server).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap,
+    reason = "a benchmark binary: it prints figures, and a failure is the answer"
+)]
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use kube::{Api, api::PostParams};
+use opencrane_deploy::fake::Fakes;
+use opencrane_fake_kube::FakeApiServer;
+use opencrane_fleet_db::cluster_tenants::{self, DesiredState};
+use opencrane_provision::{
+    Backend,
+    build::ClusterSettings,
+    kubernetes::{KubernetesBackend, KubernetesSettings, client_for},
+    worker,
+};
+use serde_json::json;
+use sqlx::{PgPool, postgres::PgPoolOptions};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// Customers of the restart figure (`SCALE_CUSTOMERS` overrides it for a quick look).
+const CUSTOMERS: usize = 1_000;
+/// Customers created at once while the fleet runs.
+const BURST: usize = 100;
+
+/// Answers every request with 200 and counts them (one per readiness check).
+async fn silos(checks: Arc<AtomicUsize>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let checks = checks.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 1024];
+                let _ = socket.read(&mut buf).await;
+                checks.fetch_add(1, Ordering::SeqCst);
+                let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").await;
+            });
+        }
+    });
+    url
+}
+
+/// Plays CloudNativePG and Helm's effect for `name`: its namespace with the database's app
+/// Secret and the manager's Deployment.
+async fn silo_objects(client: &kube::Client, name: &str) {
+    use k8s_openapi::api::{
+        apps::v1::Deployment,
+        core::v1::{Namespace, Secret},
+    };
+    let ns = format!("opencrane-{name}");
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": ns, "labels": {"opencrane.io/cluster-tenant": name}}}))
+            .unwrap();
+    let _ = Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace).await;
+    let secret: Secret = serde_json::from_value(
+        json!({"metadata": {"name": "opencrane-silo-db-app"}, "stringData": {"uri": "postgres://x"}}),
+    )
+    .unwrap();
+    let _ = Api::<Secret>::namespaced(client.clone(), &ns).create(&PostParams::default(), &secret).await;
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "opencrane-silo-manager"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}}},
+    }))
+    .unwrap();
+    let _ = Api::<Deployment>::namespaced(client.clone(), &ns).create(&PostParams::default(), &deployment).await;
+}
+
+async fn seed(pool: &PgPool, client: &kube::Client, names: impl Iterator<Item = String>) {
+    let quota = json!({"cpu": "2"});
+    let mut tx = pool.begin().await.unwrap();
+    let mut all = Vec::new();
+    for name in names {
+        cluster_tenants::insert(&mut *tx, &name, &DesiredState::shared("Bench", &quota, "Retain")).await.unwrap();
+        all.push(name);
+    }
+    for name in &all {
+        silo_objects(client, name).await;
+    }
+    tx.commit().await.unwrap();
+}
+
+async fn ready(pool: &PgPool) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM cluster_tenants WHERE phase = 'ready' AND observed_generation = generation",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// Waits until `done` holds (checked every 100 ms), at most ten minutes.
+async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !done().await {
+        assert!(started.elapsed() < Duration::from_secs(600), "{what} took more than ten minutes");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    started.elapsed()
+}
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    kib / 1024.0
+}
+
+fn writes(fake: &FakeApiServer) -> usize {
+    fake.requests().iter().filter(|(method, _)| method != "GET").count()
+}
+
+/// Runs the worker until the returned sender is dropped or sent to.
+fn start(
+    pool: &PgPool,
+    backend: &Arc<KubernetesBackend>,
+) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let backend: Arc<dyn Backend> = backend.clone();
+    let task = tokio::spawn(worker::run(pool.clone(), backend, None, async move {
+        let _ = stopped.await;
+    }));
+    (stop, task)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let url =
+        std::env::var("DATABASE_URL").expect("DATABASE_URL: a PostgreSQL server's URL (cargo xtask bench sets it)");
+    let admin = PgPool::connect(&url).await.expect("connecting to DATABASE_URL");
+    let _ = sqlx::query("DROP DATABASE IF EXISTS opencrane_scale").execute(&admin).await;
+    sqlx::query("CREATE DATABASE opencrane_scale").execute(&admin).await.unwrap();
+    let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+    let pool = PgPoolOptions::new().max_connections(4).connect_with(options.database("opencrane_scale")).await.unwrap();
+    opencrane_db::FLEET_MIGRATOR.run(&pool).await.unwrap();
+
+    let fake = FakeApiServer::start().await.unwrap();
+    let client = client_for(&fake.url(), Duration::from_secs(10)).unwrap();
+    let default: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(&PostParams::default(), &default)
+        .await
+        .unwrap();
+    let fakes = Fakes::new("scale-bench");
+    let checks = Arc::new(AtomicUsize::new(0));
+    let mut cluster = ClusterSettings::new("example.com");
+    cluster.ingress_ip = Some("203.0.113.7".parse().unwrap());
+    let charts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts");
+    let mut settings = KubernetesSettings::new(cluster, "opencrane-system", charts);
+    settings.tools = fakes.tools();
+    settings.readiness_url = silos(checks.clone()).await;
+    let backend = Arc::new(KubernetesBackend::new(client.clone(), settings));
+
+    let customers: usize = std::env::var("SCALE_CUSTOMERS").ok().and_then(|n| n.parse().ok()).unwrap_or(CUSTOMERS);
+    seed(&pool, &client, (0..customers).map(|i| format!("scale-{i:04}"))).await;
+    let (stop, task) = start(&pool, &backend);
+    let provisioned = until("provisioning", async || ready(&pool).await >= customers as i64).await;
+    let _ = stop.send(());
+    task.await.unwrap();
+
+    // A restart: every customer is reconciled once more (each pass checks its silo's readiness).
+    let (checks_before, writes_before) = (checks.load(Ordering::SeqCst), writes(&fake));
+    let (stop, task) = start(&pool, &backend);
+    let restarted = until("the restart", async || checks.load(Ordering::SeqCst) >= checks_before + customers).await;
+    let restart_writes = writes(&fake) - writes_before;
+    // What they were, by kind (method and path with the customer's name taken out).
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for (method, path) in fake.requests().iter().filter(|(m, _)| m != "GET").skip(writes_before) {
+        let path: String = path.split('?').next().unwrap_or_default().chars().filter(|c| !c.is_ascii_digit()).collect();
+        *kinds.entry(format!("{method} {path}")).or_default() += 1;
+    }
+    let rss = rss_mib();
+
+    // A burst of customers created in one transaction while the fleet runs.
+    seed(&pool, &client, (0..BURST).map(|i| format!("burst-{i:03}"))).await;
+    let burst = until("the burst", async || ready(&pool).await >= (customers + BURST) as i64).await;
+    let _ = stop.send(());
+    task.await.unwrap();
+    pool.close().await;
+    let _ = sqlx::query("DROP DATABASE IF EXISTS opencrane_scale WITH (FORCE)").execute(&admin).await;
+
+    println!(
+        "fleet at scale      {customers} customers against the fake API server (worker concurrency {}):",
+        worker::CONCURRENCY
+    );
+    println!("  provisioned from nothing in {:.1} s", provisioned.as_secs_f64());
+    println!(
+        "  a restart re-converged all of them in {:.1} s with {restart_writes} writes to the API server",
+        restarted.as_secs_f64()
+    );
+    for (kind, n) in &kinds {
+        println!("    {n} × {kind}");
+    }
+    println!("  {BURST} customers created at once were ready {:.1} s later", burst.as_secs_f64());
+    println!("  RSS {rss:.0} MiB (reconciler and fake API server in one process)");
+}
