@@ -153,7 +153,9 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     fill(&browser, "fallbacks-chain", "fast");
     submit_until(&browser, "fallbacks", "the chain in the table", |b| has_row(b, "smartfast"));
 
-    // The test-route tool: jane asking for smart gets smart, falling back to fast.
+    // The test-route tool: jane asking for smart gets smart, falling back to fast. (Chosen once
+    // the island is live: hydration would reset a choice made before it.)
+    wait_for("the models page's islands", || browser.hydrated().then_some(()));
     wait_for("the route answer", || {
         choose(&browser, "route-user", "jane");
         choose(&browser, "route-model", "smart");
