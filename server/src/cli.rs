@@ -640,14 +640,19 @@ pub struct MigrateSharedArgs {
     /// The state directory of the running `opencrane dev` whose fleet receives the customers.
     #[arg(long, env = "OPENCRANE_DEV_STATE_DIR", default_value = ".opencrane/dev")]
     pub state_dir: PathBuf,
-    /// Instead of a dev environment: the fleet's database (with --silo-server-url). Not read from
-    /// DATABASE_URL: a variable meant for something else must not turn the dev mode off.
-    #[arg(long, env = "OPENCRANE_FLEET_DATABASE_URL", hide_env_values = true, requires = "silo_server_url")]
+    /// Instead of a dev environment: the fleet's database (with --silo-server-url or --relay).
+    /// Not read from DATABASE_URL: a variable meant for something else must not turn the dev
+    /// mode off.
+    #[arg(long, env = "OPENCRANE_FLEET_DATABASE_URL", hide_env_values = true)]
     pub fleet_database_url: Option<String>,
     /// Instead of a dev environment: the PostgreSQL holding the silos' databases as the local
     /// provisioner lays them out (`ocsilo_<name>`), as a role that may write them.
     #[arg(long, env = "OPENCRANE_SILO_SERVER_URL", hide_env_values = true, requires = "fleet_database_url")]
     pub silo_server_url: Option<String>,
+    /// Reach each silo through its own manager, as on a cluster (its database stays closed to
+    /// this command): the rows are staged in the fleet's database and each silo takes its own.
+    #[arg(long, conflicts_with = "silo_server_url")]
+    pub relay: bool,
     /// With --silo-server-url: a file holding the silos' credentials key (to seal legacy keys).
     #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_FILE", value_parser = read_secret_file)]
     pub credentials_key_file: Option<SecretFile>,

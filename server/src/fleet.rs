@@ -146,15 +146,13 @@ impl KeyFileWatch {
     }
 }
 
-/// The `/migrations` page's runtime on a cluster. The copy has to reach each silo's database,
-/// which the silo's NetworkPolicy floor closes to everything but its own manager; until the
-/// fleet can open that path for the duration of a copy, the page shows the plan and the CLI does
-/// the copy from where the databases are reachable.
-fn shared_migration(url: &str) -> Result<app::service::fleet::migrations::MigrationRuntime, String> {
-    app::service::fleet::migrations::MigrationRuntime::unavailable(
-        url,
-        "On a cluster the silos' databases are closed to the fleet-manager (each silo's NetworkPolicy floor): run `opencrane migrate-shared` where they are reachable (see the README).",
-    )
+/// The `/migrations` page's runtime on a cluster: each silo's database is closed to everything
+/// but its own manager (the silo's NetworkPolicy floor), so the copy and the read-back are
+/// relayed through that manager (`opencrane_migrate::relay`), which takes its customer's rows
+/// from the fleet with its own credential.
+fn shared_migration(url: &str, pool: &sqlx::PgPool) -> Result<app::service::fleet::migrations::MigrationRuntime, String> {
+    let relay = opencrane_migrate::relay::Relay::new(pool.clone());
+    app::service::fleet::migrations::MigrationRuntime::new(url, std::sync::Arc::new(relay))
 }
 
 /// Prices the months of the last year that have usage but no kept figures (usage held before the
@@ -198,7 +196,7 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     if let RoleSettings::Fleet(fleet) = &mut state.role {
         fleet.validation.fleet_namespace = args.namespace.clone();
         if let Some(url) = &args.shared_source.url {
-            fleet.migration = Some(shared_migration(url).map_err(anyhow::Error::msg)?);
+            fleet.migration = Some(shared_migration(url, &state.pool).map_err(anyhow::Error::msg)?);
         }
         if let Some((plane, link)) = &zitadel {
             fleet.identity = Some(identity_runtime(plane.clone(), link).await);

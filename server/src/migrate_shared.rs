@@ -1,7 +1,9 @@
 //! `opencrane migrate-shared`: the migration from the original's shared database
 //! (`opencrane_migrate`) against the fleet of a running `opencrane dev` — found through its
 //! state directory (the private PostgreSQL's port and password, the silos' credentials key), so
-//! no further flags are needed from the checkout. A progress bar per phase goes to stderr (a
+//! no further flags are needed from the checkout — or against the fleet database named by
+//! `--fleet-database-url`, with the silos' databases (`--silo-server-url`) or, as on a cluster,
+//! through each silo's own manager (`--relay`). A progress bar per phase goes to stderr (a
 //! plain line per step when stderr is not a terminal), the JSON report to stdout. It never waits
 //! on a prompt.
 
@@ -9,7 +11,7 @@ use std::{path::Path, time::Duration};
 
 use anyhow::{Context as _, anyhow};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use opencrane_migrate::{Error, Event, Options, Phase, Silos};
+use opencrane_migrate::{Error, Event, Options, Phase, Reach, Silos};
 use opencrane_portal::seal::SecretBox;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -32,7 +34,7 @@ impl DevSilos {
 
 #[async_trait::async_trait]
 impl Silos for DevSilos {
-    async fn database(&self, customer: &str) -> Result<Option<sqlx::PgPool>, Error> {
+    async fn reach(&self, customer: &str) -> Result<Option<Reach>, Error> {
         let database = opencrane_provision::local::database_of(customer);
         let options = self.server.clone().database(&database);
         let pool = match PgPoolOptions::new().max_connections(2).connect_with(options).await {
@@ -46,7 +48,7 @@ impl Silos for DevSilos {
             .fetch_one(&pool)
             .await
             .map_err(|e| Error::Silo(format!("looking at {database}: {e}")))?;
-        Ok(ready.then_some(pool))
+        Ok(ready.then_some(Reach::Database(pool)))
     }
 
     fn credentials_key(&self, _customer: &str) -> Option<SecretBox> {
@@ -63,27 +65,39 @@ fn dev_environment(state_dir: &Path) -> anyhow::Result<(PgConnectOptions, DevSil
     Ok((server.clone().database(crate::dev::FLEET_DATABASE), DevSilos::new(server, key)))
 }
 
-/// The fleet database and silos named by the flags, else those of the running dev environment.
-fn environment(args: &MigrateSharedArgs) -> anyhow::Result<(PgConnectOptions, DevSilos)> {
-    match (&args.fleet_database_url, &args.silo_server_url) {
+/// The fleet database and silos named by the flags, else those of the running dev environment;
+/// with `--relay` the silos are reached through their managers instead (`None`).
+fn environment(args: &MigrateSharedArgs) -> anyhow::Result<(PgConnectOptions, Option<DevSilos>)> {
+    let (fleet, silos) = match (&args.fleet_database_url, &args.silo_server_url) {
         (Some(fleet), Some(silos)) => {
             let fleet: PgConnectOptions = fleet.parse().context("--fleet-database-url")?;
             let server: PgConnectOptions = silos.parse().context("--silo-server-url")?;
             let key = args.credentials_key_file.as_ref().map(|k| k.0.trim().to_owned());
-            Ok((fleet, DevSilos::new(server, key)))
+            (fleet, DevSilos::new(server, key))
         }
-        _ => dev_environment(&args.state_dir),
-    }
+        (Some(fleet), None) if args.relay => {
+            return Ok((fleet.parse().context("--fleet-database-url")?, None));
+        }
+        (Some(_), None) => {
+            anyhow::bail!("--fleet-database-url needs --silo-server-url (the silos' databases) or --relay")
+        }
+        _ => dev_environment(&args.state_dir)?,
+    };
+    Ok((fleet, (!args.relay).then_some(silos)))
 }
 
 /// Runs the command.
 pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
-    let (fleet_options, silos) = environment(args)?;
+    let (fleet_options, direct) = environment(args)?;
     let fleet = PgPoolOptions::new()
         .max_connections(4)
         .connect_with(fleet_options)
         .await
-        .context("connecting to the dev fleet database")?;
+        .context("connecting to the fleet database")?;
+    let silos: Box<dyn Silos> = match direct {
+        Some(silos) => Box::new(silos),
+        None => Box::new(opencrane_migrate::relay::Relay::new(fleet.clone())),
+    };
     let options = Options {
         customers: args.customers.clone(),
         until: if args.dry_run { Phase::Preflight } else { args.phase },
@@ -91,7 +105,7 @@ pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
         delta: args.delta,
     };
     let bars = Bars::new();
-    let report = opencrane_migrate::run::run(&args.source_url, &fleet, &silos, &options, &|e| bars.show(&e))
+    let report = opencrane_migrate::run::run(&args.source_url, &fleet, silos.as_ref(), &options, &|e| bars.show(&e))
         .await
         .map_err(|e| anyhow!("{e}"))?;
     bars.finish();

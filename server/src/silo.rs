@@ -1,6 +1,7 @@
 //! The clustertenant-manager's wiring: its state, the portal runtime (LiteLLM reconciler and the
 //! Tenant resources) and the membership read-model kept in step with the fleet (`sync`).
 
+pub mod import;
 pub mod sync;
 pub mod usage;
 
@@ -101,11 +102,11 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     // A fleet-managed silo keeps its membership read-model in step with the fleet.
     let (_stop_sync, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(link) = fleet_link {
-        let triggers = match &state.role {
-            app::state::RoleSettings::Silo(silo) => silo.portal.triggers.clone(),
-            app::state::RoleSettings::Fleet(_) => Vec::new(),
+        let portal = match &state.role {
+            app::state::RoleSettings::Silo(silo) => silo.portal.clone(),
+            app::state::RoleSettings::Fleet(_) => app::state::PortalRuntime::default(),
         };
-        sync::spawn(link, own_name, state.pool.clone(), triggers, stop_rx);
+        sync::spawn(link, own_name, state.pool.clone(), portal, stop_rx);
     }
     start::spawn_metrics(&args.http).await?;
     serve_role(state, auth, addr, http::shutdown_signal()).await

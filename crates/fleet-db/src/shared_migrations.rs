@@ -234,3 +234,117 @@ pub async fn run_lock_held(db: impl PgExecutor<'_>) -> Result<bool> {
     .fetch_one(db)
     .await?)
 }
+
+/// Stages a delivery for `name`'s silo manager (the relayed migration): `delivery` (its
+/// manifest, with its `generation`) replaces any earlier one, with its `parcels` in order; the
+/// silo's last report stays until it reports this one. Call in a transaction.
+pub async fn stage(
+    conn: &mut sqlx::PgConnection,
+    name: &str,
+    generation: &str,
+    delivery: &serde_json::Value,
+    parcels: &[serde_json::Value],
+) -> Result<()> {
+    // language=PostgreSQL
+    sqlx::query!("DELETE FROM shared_migration_parcels WHERE cluster_tenant = $1", name).execute(&mut *conn).await?;
+    // language=PostgreSQL
+    sqlx::query!(
+        "INSERT INTO shared_migration_parcels (cluster_tenant, generation, seq, body)
+         SELECT $1, $2, seq::integer - 1, body FROM unnest($3::jsonb[]) WITH ORDINALITY AS p(body, seq)",
+        name,
+        generation,
+        parcels,
+    )
+    .execute(&mut *conn)
+    .await?;
+    // language=PostgreSQL
+    sqlx::query!(
+        "UPDATE shared_migrations SET delivery = $2, updated_at = now() WHERE cluster_tenant = $1",
+        name,
+        delivery,
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The delivery staged for `name`'s silo that it has not reported yet, if any.
+pub async fn pending_delivery(db: impl PgExecutor<'_>, name: &str) -> Result<Option<serde_json::Value>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT delivery AS "delivery!" FROM shared_migrations
+           WHERE cluster_tenant = $1 AND delivery IS NOT NULL
+             AND (delivered IS NULL OR delivered->>'generation' IS DISTINCT FROM delivery->>'generation')"#,
+        name,
+    )
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Parcel `seq` of `name`'s delivery `generation` (none once it was reported, or replaced).
+pub async fn parcel(
+    db: impl PgExecutor<'_>,
+    name: &str,
+    generation: &str,
+    seq: i32,
+) -> Result<Option<serde_json::Value>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        "SELECT body FROM shared_migration_parcels WHERE cluster_tenant = $1 AND generation = $2 AND seq = $3",
+        name,
+        generation,
+        seq,
+    )
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Records the silo's report on delivery `generation` and drops its parcels; `false` (nothing
+/// recorded) when that is not the delivery staged now.
+pub async fn record_delivered(
+    db: impl PgExecutor<'_>,
+    name: &str,
+    generation: &str,
+    report: &serde_json::Value,
+) -> Result<bool> {
+    // One statement: the report and the parcels' removal commit together.
+    // language=PostgreSQL
+    let recorded = sqlx::query_scalar!(
+        r#"WITH reported AS (
+               UPDATE shared_migrations SET delivered = $3, updated_at = now()
+               WHERE cluster_tenant = $1 AND delivery->>'generation' = $2
+               RETURNING cluster_tenant
+           ), dropped AS (
+               DELETE FROM shared_migration_parcels p USING reported r WHERE p.cluster_tenant = r.cluster_tenant
+           )
+           SELECT count(*) AS "n!" FROM reported"#,
+        name,
+        generation,
+        report,
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(recorded > 0)
+}
+
+/// The silo's last report on a delivery of `name`, if any.
+pub async fn delivered(db: impl PgExecutor<'_>, name: &str) -> Result<Option<serde_json::Value>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT delivered AS "delivered!" FROM shared_migrations WHERE cluster_tenant = $1 AND delivered IS NOT NULL"#,
+        name,
+    )
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Whether `name` is ready in the fleet (its silo, and so its manager, is up).
+pub async fn customer_ready(db: impl PgExecutor<'_>, name: &str) -> Result<bool> {
+    // language=PostgreSQL
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM cluster_tenants WHERE name = $1 AND phase = 'ready') AS "ready!""#,
+        name,
+    )
+    .fetch_one(db)
+    .await?)
+}

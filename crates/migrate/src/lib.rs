@@ -10,6 +10,9 @@
 //!   keeps the migration's phase per customer — thin I/O;
 //! - [`silo`] copies a customer's rows into its own silo database in one transaction and reads
 //!   them back — thin I/O;
+//! - [`relay`] carries the copy and the read-back through each silo's own manager where the
+//!   fleet cannot reach the silos' databases (a cluster): staged parcels the silo pulls with its
+//!   own credential, and the digest it reports back — thin I/O on both sides;
 //! - [`verify`] compares both sides per table (counts and an order-independent checksum) — pure;
 //! - [`run`] drives the phases (preflight → provision → copy → verify → cut over), each
 //!   idempotent, so a run after a crash at any point resumes without duplicates.
@@ -19,6 +22,7 @@
 
 pub mod fleet;
 pub mod map;
+pub mod relay;
 pub mod run;
 pub mod silo;
 pub mod source;
@@ -51,14 +55,24 @@ pub enum Error {
     Isolation(String),
 }
 
-/// Where each customer's silo database is, and the key its secrets are sealed with.
+/// How the migration reaches a customer's silo.
+#[derive(Clone, Debug)]
+pub enum Reach {
+    /// Its database, directly (as a role that may write it).
+    Database(sqlx::PgPool),
+    /// Through its own manager ([`relay`]): the silo's database stays closed to the fleet.
+    Relay,
+}
+
+/// Where each customer's silo is, and the key its secrets are sealed with.
 #[async_trait::async_trait]
 pub trait Silos: Send + Sync {
-    /// The customer's silo database (as a role that may write it), once its database is
-    /// provisioned and migrated; `None` while it is not yet.
-    async fn database(&self, customer: &str) -> Result<Option<sqlx::PgPool>, Error>;
+    /// How to reach the customer's silo, once its database is provisioned and migrated (or, for
+    /// [`Reach::Relay`], its manager is up); `None` while it is not yet.
+    async fn reach(&self, customer: &str) -> Result<Option<Reach>, Error>;
 
-    /// The silo's credentials key (a new box each call), when known here.
+    /// The silo's credentials key (a new box each call), when known here (a relayed silo seals
+    /// with its own).
     fn credentials_key(&self, customer: &str) -> Option<opencrane_portal::seal::SecretBox>;
 }
 

@@ -63,7 +63,7 @@ impl std::fmt::Debug for PlainKey {
 }
 
 /// A customer's fleet record, as the original had it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetCustomer {
     /// Display name.

@@ -7,7 +7,8 @@
 //! 2. **Provision**: create each customer in the fleet (the provisioner gives it its silo) and
 //!    wait, up to [`Options::wait`], for its silo database; one not ready yet is left for the
 //!    next run.
-//! 3. **Copy**: per customer, one transaction into its own silo database only.
+//! 3. **Copy**: per customer, one transaction into its own silo database only — directly, or on
+//!    a cluster through the silo's own manager ([`relay`]).
 //! 4. **Verify**: per table, counts and checksums of source against silo; any difference stops
 //!    that customer (not the others) with the rows that differ.
 //! 5. **Cut over**: record the customer as migrated. The original's rows are never modified or
@@ -28,9 +29,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::{
-    Error, Silos, fleet,
+    Error, Reach, Silos, fleet,
     map::{self, Unplaced},
-    silo,
+    relay, silo,
     source::{Source, Watermark},
     verify::{self, TableCheck},
 };
@@ -304,10 +305,9 @@ async fn migrate_one(
         // Nothing left to do; its silo may since have been suspended or deleted.
         return Ok(());
     }
-    let pool = wait_for_database(silos, name, options.wait).await?;
-    let Some(pool) = pool else {
+    let Some(reach) = wait_for_silo(silos, name, options.wait).await? else {
         return Err(Error::Silo(format!(
-            "its silo database is not ready after {} s; the provisioner may still be working on it (run again to resume)",
+            "its silo is not ready after {} s; the provisioner may still be working on it (run again to resume)",
             options.wait.as_secs()
         )));
     };
@@ -315,7 +315,7 @@ async fn migrate_one(
         shared_migrations::set_phase(fleet, name, "provisioned").await.map_err(fleet_err)?;
         done = Some(Phase::Provision);
     }
-    event(Phase::Provision, format!("{name}: its silo database is ready"));
+    event(Phase::Provision, format!("{name}: its silo is ready"));
     if options.until < Phase::Copy {
         return Ok(());
     }
@@ -324,7 +324,10 @@ async fn migrate_one(
     if copied_now {
         let marks = serde_json::to_value(watermarks).unwrap_or_default();
         shared_migrations::copy_started(fleet, name, &marks).await.map_err(fleet_err)?;
-        let copied = silo::copy(&pool, customer, silos.credentials_key(name), label).await?;
+        let copied = match &reach {
+            Reach::Database(pool) => silo::copy(pool, customer, silos.credentials_key(name), label).await?,
+            Reach::Relay => relay::copy(fleet, customer, label, options.wait).await?,
+        };
         shared_migrations::set_phase(fleet, name, "copied").await.map_err(fleet_err)?;
         done = Some(Phase::Copy);
         let what = if copied == silo::Copied::Now { "copied" } else { "found copied by an earlier run" };
@@ -333,12 +336,15 @@ async fn migrate_one(
     }
     // The delta copy of what changed in the source since an earlier run's copy.
     if options.delta && !copied_now {
-        let now = checks(&pool, customer, silos).await?;
+        let now = checks(fleet, &reach, customer, silos, label, options.wait).await?;
         let differ: Vec<&'static str> =
             map::SILO_TABLES.iter().copied().filter(|t| now.iter().any(|c| c.table == *t && !c.agrees())).collect();
         if !differ.is_empty() {
             let tables = silo::with_dependents(&differ);
-            silo::copy_again(&pool, customer, &tables, silos.credentials_key(name)).await?;
+            match &reach {
+                Reach::Database(pool) => silo::copy_again(pool, customer, &tables, silos.credentials_key(name)).await?,
+                Reach::Relay => relay::copy_again(fleet, customer, &tables, label, options.wait).await?,
+            }
             let marks = serde_json::to_value(watermarks).unwrap_or_default();
             shared_migrations::copied_again(fleet, name, &marks).await.map_err(fleet_err)?;
             done = Some(Phase::Copy);
@@ -350,7 +356,7 @@ async fn migrate_one(
     }
     // Verify (again on every run until it is cut over: cheap, and a later change to the silo shows).
     let started = Instant::now();
-    let mut checks = checks(&pool, customer, silos).await?;
+    let mut checks = checks(fleet, &reach, customer, silos, label, options.wait).await?;
     checks.sort_by_key(TableCheck::agrees);
     let value = serde_json::to_value(&checks).unwrap_or_default();
     shared_migrations::set_checks(fleet, name, &value).await.map_err(fleet_err)?;
@@ -374,7 +380,18 @@ async fn migrate_one(
 }
 
 /// Each silo table of `customer` compared with what its silo holds.
-async fn checks(pool: &PgPool, customer: &map::CustomerPlan, silos: &dyn Silos) -> Result<Vec<TableCheck>, Error> {
+async fn checks(
+    fleet: &PgPool,
+    reach: &Reach,
+    customer: &map::CustomerPlan,
+    silos: &dyn Silos,
+    label: &str,
+    wait: Duration,
+) -> Result<Vec<TableCheck>, Error> {
+    let pool = match reach {
+        Reach::Database(pool) => pool,
+        Reach::Relay => return relay::checks(fleet, customer, label, wait).await,
+    };
     let back = silo::read_back(pool, silos.credentials_key(&customer.name)).await?;
     Ok(map::SILO_TABLES
         .iter()
@@ -388,12 +405,12 @@ async fn checks(pool: &PgPool, customer: &map::CustomerPlan, silos: &dyn Silos) 
         .collect())
 }
 
-/// Polls for the customer's silo database until `wait` has passed.
-async fn wait_for_database(silos: &dyn Silos, name: &str, wait: Duration) -> Result<Option<PgPool>, Error> {
+/// Polls for the customer's silo until `wait` has passed.
+async fn wait_for_silo(silos: &dyn Silos, name: &str, wait: Duration) -> Result<Option<Reach>, Error> {
     let deadline = Instant::now() + wait;
     loop {
-        if let Some(pool) = silos.database(name).await? {
-            return Ok(Some(pool));
+        if let Some(reach) = silos.reach(name).await? {
+            return Ok(Some(reach));
         }
         if Instant::now() >= deadline {
             return Ok(None);

@@ -48,22 +48,32 @@ pub async fn copy(pool: &PgPool, plan: &CustomerPlan, key: Option<SecretBox>, so
         return Ok(Copied::Before);
     }
     write(&mut tx, plan, key.as_ref()).await?;
-    let counts = serde_json::to_value(plan.counts()).unwrap_or_default();
+    mark(&mut tx, name, source, &plan.counts()).await?;
+    tx.commit().await.map_err(db("committing the copy"))?;
+    Ok(Copied::Now)
+}
+
+/// Writes the import marker: `name`'s rows from `source` are in (in the copy's transaction).
+pub(crate) async fn mark(
+    conn: &mut PgConnection,
+    name: &str,
+    source: &str,
+    counts: &BTreeMap<&str, usize>,
+) -> Result<(), Error> {
     sqlx::query("INSERT INTO shared_import (cluster_tenant, source, row_counts) VALUES ($1, $2, $3)")
         .bind(name)
         .bind(source)
-        .bind(counts)
-        .execute(&mut *tx)
+        .bind(serde_json::to_value(counts).unwrap_or_default())
+        .execute(conn)
         .await
         .map_err(db("writing the import marker"))?;
-    tx.commit().await.map_err(db("committing the copy"))?;
-    Ok(Copied::Now)
+    Ok(())
 }
 
 /// Locks the silo's import marker for this transaction (one copy at a time per silo) and tells
 /// whether it holds `name`'s import (`false`: none yet). Another customer's import refuses: the
 /// database given for `name` is not its own.
-async fn locked_marker(conn: &mut PgConnection, name: &str) -> Result<bool, Error> {
+pub(crate) async fn locked_marker(conn: &mut PgConnection, name: &str) -> Result<bool, Error> {
     sqlx::query("LOCK TABLE shared_import IN EXCLUSIVE MODE").execute(&mut *conn).await.map_err(db("locking"))?;
     let marker: Option<String> = sqlx::query_scalar("SELECT cluster_tenant FROM shared_import")
         .fetch_optional(&mut *conn)
@@ -119,15 +129,7 @@ pub async fn copy_again(
     if !locked_marker(&mut tx, name).await? {
         return Err(Error::Silo(format!("{name} has not been copied yet; nothing to copy again")));
     }
-    for table in tables.iter().rev() {
-        // Names come from SILO_TABLES, never from input.
-        let sql = if *table == "audit_log" {
-            format!("DELETE FROM audit_log WHERE request_id = '{AUDIT_MARK}'")
-        } else {
-            format!("DELETE FROM {table}")
-        };
-        sqlx::query(&sql).execute(&mut *tx).await.map_err(|e| Error::Silo(format!("replacing {table}: {e}")))?;
-    }
+    clear(&mut tx, tables).await?;
     let subset = CustomerPlan {
         silo: plan.silo.iter().filter(|(t, _)| tables.contains(t)).map(|(t, rows)| (*t, rows.clone())).collect(),
         name: plan.name.clone(),
@@ -137,6 +139,20 @@ pub async fn copy_again(
     };
     write(&mut tx, &subset, key.as_ref()).await?;
     tx.commit().await.map_err(db("committing the delta copy"))?;
+    Ok(())
+}
+
+/// Empties `tables` (dependents last to first) for a delta copy; migrated audit entries only.
+pub(crate) async fn clear(conn: &mut PgConnection, tables: &[&'static str]) -> Result<(), Error> {
+    for table in crate::map::SILO_TABLES.iter().rev().filter(|t| tables.contains(t)) {
+        // Names come from SILO_TABLES, never from input.
+        let sql = if *table == "audit_log" {
+            format!("DELETE FROM audit_log WHERE request_id = '{AUDIT_MARK}'")
+        } else {
+            format!("DELETE FROM {table}")
+        };
+        sqlx::query(&sql).execute(&mut *conn).await.map_err(|e| Error::Silo(format!("replacing {table}: {e}")))?;
+    }
     Ok(())
 }
 
@@ -162,7 +178,7 @@ async fn insert(
     Ok(())
 }
 
-async fn write(conn: &mut PgConnection, plan: &CustomerPlan, key: Option<&SecretBox>) -> Result<(), Error> {
+pub(crate) async fn write(conn: &mut PgConnection, plan: &CustomerPlan, key: Option<&SecretBox>) -> Result<(), Error> {
     insert(
         conn,
         "org_memberships",
@@ -384,11 +400,23 @@ fn read_back_sql(table: &str) -> Option<String> {
 
 /// Reads the silo's rows back, per table, in the canonical shape; sealed credentials are opened
 /// with `key` and shown by the SHA-256 of the secret (never the secret).
-pub async fn read_back(pool: &PgPool, mut key: Option<SecretBox>) -> Result<BTreeMap<&'static str, Vec<Value>>, Error> {
+pub async fn read_back(pool: &PgPool, key: Option<SecretBox>) -> Result<BTreeMap<&'static str, Vec<Value>>, Error> {
+    let key = match key {
+        Some(key) => Some(verified(pool, key).await?),
+        None => None,
+    };
+    read_back_with(pool, key.as_ref()).await
+}
+
+/// [`read_back`] with a key already checked against the silo's (the silo manager's own).
+pub(crate) async fn read_back_with(
+    pool: &PgPool,
+    key: Option<&SecretBox>,
+) -> Result<BTreeMap<&'static str, Vec<Value>>, Error> {
     let mut out = BTreeMap::new();
     for table in crate::map::SILO_TABLES {
         let rows: Vec<Value> = if *table == "provider_credentials" {
-            credentials(pool, key.take()).await?
+            credentials(pool, key).await?
         } else {
             let sql = read_back_sql(table).unwrap_or_default();
             sqlx::query_scalar(&sql)
@@ -401,11 +429,7 @@ pub async fn read_back(pool: &PgPool, mut key: Option<SecretBox>) -> Result<BTre
     Ok(out)
 }
 
-async fn credentials(pool: &PgPool, key: Option<SecretBox>) -> Result<Vec<Value>, Error> {
-    let key = match key {
-        Some(key) => Some(verified(pool, key).await?),
-        None => None,
-    };
+async fn credentials(pool: &PgPool, key: Option<&SecretBox>) -> Result<Vec<Value>, Error> {
     // name, provider, secret_ref, nonce, ciphertext, key_version
     type Row = (String, String, Option<String>, Option<Vec<u8>>, Option<Vec<u8>>, i16);
     let rows: Vec<Row> =
@@ -416,7 +440,7 @@ async fn credentials(pool: &PgPool, key: Option<SecretBox>) -> Result<Vec<Value>
     Ok(rows
         .into_iter()
         .map(|(name, provider, secret_ref, nonce, ciphertext, key_version)| {
-            let secret = match (nonce, ciphertext, &key) {
+            let secret = match (nonce, ciphertext, key) {
                 (Some(nonce), Some(ciphertext), Some(key)) => {
                     let sealed = opencrane_silo_db::models::Sealed { nonce, ciphertext, key_version };
                     key.open(&sealed, &format!("credential:{name}"))

@@ -65,11 +65,78 @@ impl TableCheck {
 /// How many differing rows a check lists per side.
 pub const SHOWN: usize = 20;
 
-/// The checksum of a set of rows.
-pub fn checksum(rows: &[Value]) -> String {
+/// The SHA-256 of each row's canonical JSON, sorted.
+pub fn row_hashes(rows: &[Value]) -> Vec<String> {
     let mut hashes: Vec<String> = rows.iter().map(|r| sha256_hex(canonical(r).as_bytes())).collect();
     hashes.sort_unstable();
-    sha256_hex(hashes.concat().as_bytes())
+    hashes
+}
+
+/// The checksum of a set of rows given by their sorted [`row_hashes`].
+pub fn checksum_of(sorted_hashes: &[String]) -> String {
+    sha256_hex(sorted_hashes.concat().as_bytes())
+}
+
+/// The checksum of a set of rows.
+pub fn checksum(rows: &[Value]) -> String {
+    checksum_of(&row_hashes(rows))
+}
+
+/// A table as a silo manager reports it (the relayed migration): its rows are not sent, only
+/// their count, checksum and — when the checksum is not the one expected — their sorted row
+/// hashes (all of them, unless `partial`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TableDigest {
+    /// Rows.
+    pub rows: usize,
+    /// [`checksum_of`] its rows.
+    pub checksum: String,
+    /// Its sorted row hashes, when its checksum is not the expected one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hashes: Vec<String>,
+    /// Whether `hashes` lists only some of them (too many to send).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+}
+
+/// Compares one table's source rows with a silo's [`TableDigest`] of it: rows only the source
+/// has are shown as canonical JSON, rows only the silo has by their hash (their values never
+/// leave the silo).
+pub fn compare_digest(table: &str, source: &[Value], target: &TableDigest) -> TableCheck {
+    let source_hashes = row_hashes(source);
+    let mut check = TableCheck {
+        table: table.to_owned(),
+        source_rows: source.len(),
+        target_rows: target.rows,
+        source_checksum: checksum_of(&source_hashes),
+        target_checksum: target.checksum.clone(),
+        missing: Vec::new(),
+        unexpected: Vec::new(),
+    };
+    if check.agrees() {
+        return check;
+    }
+    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+    for hash in &source_hashes {
+        *counts.entry(hash).or_default() += 1;
+    }
+    for hash in &target.hashes {
+        *counts.entry(hash).or_default() -= 1;
+    }
+    let by_hash: BTreeMap<String, &Value> =
+        source.iter().map(|row| (sha256_hex(canonical(row).as_bytes()), row)).collect();
+    for (hash, n) in counts {
+        if n > 0 && check.missing.len() < SHOWN && !target.partial {
+            check.missing.extend(by_hash.get(hash).map(|row| canonical(row)));
+        } else if n < 0 && check.unexpected.len() < SHOWN {
+            check.unexpected.push(format!("(a row of the silo's, sha256 {hash})"));
+        }
+    }
+    if target.partial && check.unexpected.len() < SHOWN {
+        check.unexpected.push(format!("(the silo holds {} rows: too many to list every one)", target.rows));
+    }
+    check
 }
 
 /// Compares one table.
@@ -108,6 +175,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// A digest of the same rows agrees; one missing a row and holding another names both (the
+    /// missing one in full, the silo's own by hash).
+    #[test]
+    fn a_digest_is_compared_like_the_rows_it_stands_for() {
+        let source = [json!({"a": 1}), json!({"a": 2})];
+        let same = TableDigest { rows: 2, checksum: checksum(&source), ..TableDigest::default() };
+        assert!(compare_digest("t", &source, &same).agrees());
+        let theirs = [json!({"a": 1}), json!({"a": 3})];
+        let hashes = row_hashes(&theirs);
+        let other = TableDigest { rows: 2, checksum: checksum_of(&hashes), hashes, partial: false };
+        let check = compare_digest("t", &source, &other);
+        assert!(!check.agrees());
+        assert_eq!(check.missing, [r#"{"a":2}"#]);
+        let extra = sha256_hex(br#"{"a":3}"#);
+        assert_eq!(check.unexpected, [format!("(a row of the silo's, sha256 {extra})")]);
+    }
 
     #[test]
     fn the_checksum_ignores_order_and_key_order_but_not_duplicates_or_values() {

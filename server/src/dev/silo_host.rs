@@ -121,13 +121,13 @@ impl DevSiloHost {
             auth.0.oidc.is_some(),
         );
         let (stop, stopped) = watch::channel(false);
-        let mut triggers = Vec::new();
+        let mut portal = app::state::PortalRuntime::default();
         if let app::state::RoleSettings::Silo(silo) = &mut state.role {
             silo.fleet_console = Some(settings.fleet_console.clone());
             silo.portal = silo::start_portal(&launch.name, &pool, &settings.portal, None, stopped.clone()).await?;
-            triggers = silo.portal.triggers.clone();
+            portal = silo.portal.clone();
         }
-        sync::spawn(link, launch.name.clone(), pool, triggers, stopped.clone());
+        sync::spawn(link, launch.name.clone(), pool, portal, stopped.clone());
         let name = launch.name.clone();
         let task = tokio::spawn(async move {
             let mut rx = stopped;

@@ -5,7 +5,10 @@
 //! `POST /cluster-tenants/{name}/members/adopt {subject, email?, emailVerified?}` admits a person
 //! signing in to the silo (200 `{subject, role, status, admission}`; 403 `MEMBER_SUSPENDED`,
 //! 409 `SEAT_CAP_EXCEEDED`); `GET /cluster-tenants/{name}/usage` says where a silo's usage report
-//! starts and `PUT /cluster-tenants/{name}/usage/{day}` records one day of it (idempotent).
+//! starts and `PUT /cluster-tenants/{name}/usage/{day}` records one day of it (idempotent);
+//! `GET /cluster-tenants/{name}/import` (204: nothing), `GET …/import/{generation}/{seq}` and
+//! `PUT …/import/{generation}` carry the relayed migration from the original's shared database
+//! (`opencrane_migrate::relay`) — the silo's own credential only.
 
 use app::{
     service,
@@ -28,6 +31,9 @@ pub fn router() -> Router<AppState> {
         .route("/cluster-tenants/{name}/members/adopt", post(adopt))
         .route("/cluster-tenants/{name}/usage", get(usage_cursor))
         .route("/cluster-tenants/{name}/usage/{day}", axum::routing::put(report_usage))
+        .route("/cluster-tenants/{name}/import", get(pending_import))
+        .route("/cluster-tenants/{name}/import/{generation}", axum::routing::put(import_reported))
+        .route("/cluster-tenants/{name}/import/{generation}/{seq}", get(import_parcel))
         .fallback(api_not_found)
 }
 
@@ -70,4 +76,36 @@ async fn report_usage(
     JsonBody(req): JsonBody<app::model::fleet::usage::UsageReport>,
 ) -> Result<Response, ApiError> {
     Ok(Json(service::fleet::usage::report(&state, &caller, &name, &day, req).await.api(&caller)?).into_response())
+}
+
+async fn pending_import(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let staged = service::fleet::migrations::pending_import(&state, &caller, &name).await.api(&caller)?;
+    Ok(match staged {
+        Some(delivery) => Json(delivery).into_response(),
+        None => axum::http::StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+async fn import_parcel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, generation, seq)): Path<(String, String, u32)>,
+) -> Result<Response, ApiError> {
+    let parcel =
+        service::fleet::migrations::import_parcel(&state, &caller, &name, &generation, seq).await.api(&caller)?;
+    Ok(Json(parcel).into_response())
+}
+
+async fn import_reported(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((name, generation)): Path<(String, String)>,
+    JsonBody(digest): JsonBody<opencrane_migrate::relay::Digest>,
+) -> Result<Response, ApiError> {
+    service::fleet::migrations::import_reported(&state, &caller, &name, &generation, digest).await.api(&caller)?;
+    Ok(axum::http::StatusCode::NO_CONTENT.into_response())
 }

@@ -320,16 +320,21 @@ async fn store_own(pool: &PgPool, name: &str, learnt: Learnt) -> anyhow::Result<
 
 /// Pulls on start and every [`INTERVAL`] ([`SETTLING`] while the silo is not at rest) until `stop` turns true: the members from the fleet, and
 /// the silo's own ClusterTenant from its resource when running in a cluster, else from the fleet.
-/// `triggers` are the silo's background loops, poked when a pull offboarded someone (so their
-/// LLM key is blocked now rather than at the loop's next pass).
+/// `portal.triggers` are the silo's background loops, poked when a pull offboarded someone (so
+/// their LLM key is blocked now rather than at the loop's next pass); `portal.secrets` seals the
+/// legacy keys of a relayed migration ([`super::import`], taken at every pull).
 pub fn spawn(
     link: FleetLink,
     cluster_tenant: String,
     pool: PgPool,
-    triggers: Vec<opencrane_portal::reconcile::Trigger>,
+    portal: app::state::PortalRuntime,
     mut stop: watch::Receiver<bool>,
 ) {
+    let triggers = portal.triggers;
     tokio::spawn(async move {
+        // Deliveries of a relayed migration come in a series (copy, then check): after one, ask
+        // again within seconds for a while.
+        let mut importing_until: Option<std::time::Instant> = None;
         let client = openidconnect::reqwest::Client::new();
         let kube = opencrane_provision::kubernetes::in_cluster_client().await;
         // Usage for billing: seats measured at every pull, reported every REPORT_EVERY, in the
@@ -378,9 +383,25 @@ pub fn spawn(
                     }
                 }
             }
+            match super::import::take_once(&client, &link, &cluster_tenant, &pool, portal.secrets.as_deref()).await {
+                Ok(super::import::Taken::Nothing) => {}
+                Ok(super::import::Taken::Reported { written }) => {
+                    importing_until = Some(std::time::Instant::now() + INTERVAL);
+                    tracing::info!(cluster_tenant = %cluster_tenant, written, "migrated rows from the shared installation: delivery applied and reported");
+                }
+                Ok(super::import::Taken::Refused(why)) => {
+                    importing_until = Some(std::time::Instant::now() + INTERVAL);
+                    tracing::warn!(cluster_tenant = %cluster_tenant, reason = %why, "a migration delivery could not be applied; the fleet was told");
+                }
+                Err(err) => {
+                    tracing::warn!(cluster_tenant = %cluster_tenant, error = %format!("{err:#}"), "could not take the staged migration delivery; trying at the next pull")
+                }
+            }
+            let importing = importing_until.is_some_and(|until| std::time::Instant::now() < until);
+            let wait = if importing { SETTLING } else { next_wait(phase.as_deref()) };
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => break,
-                () = tokio::time::sleep(next_wait(phase.as_deref())) => {}
+                () = tokio::time::sleep(wait) => {}
             }
         }
     });

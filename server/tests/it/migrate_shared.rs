@@ -10,7 +10,7 @@ use std::{
     sync::Mutex,
 };
 
-use opencrane_migrate::{Error, Options, Phase, Silos, run::run};
+use opencrane_migrate::{Error, Options, Phase, Reach, Silos, run::run};
 use opencrane_portal::seal::SecretBox;
 use sqlx::{PgPool, Row as _, postgres::PgPoolOptions};
 
@@ -34,17 +34,21 @@ impl TestSilos {
     fn pool(&self, customer: &str) -> PgPool {
         self.made.lock().unwrap()[customer].clone()
     }
+
+    async fn database(&self, customer: &str) -> PgPool {
+        if let Some(pool) = self.made.lock().unwrap().get(customer) {
+            return pool.clone();
+        }
+        let pool = support::silo_db(&self.admin).await;
+        self.made.lock().unwrap().insert(customer.to_owned(), pool.clone());
+        pool
+    }
 }
 
 #[async_trait::async_trait]
 impl Silos for TestSilos {
-    async fn database(&self, customer: &str) -> Result<Option<PgPool>, Error> {
-        if let Some(pool) = self.made.lock().unwrap().get(customer) {
-            return Ok(Some(pool.clone()));
-        }
-        let pool = support::silo_db(&self.admin).await;
-        self.made.lock().unwrap().insert(customer.to_owned(), pool.clone());
-        Ok(Some(pool))
+    async fn reach(&self, customer: &str) -> Result<Option<Reach>, Error> {
+        Ok(Some(Reach::Database(self.database(customer).await)))
     }
 
     fn credentials_key(&self, _customer: &str) -> Option<SecretBox> {
@@ -599,4 +603,168 @@ async fn a_delta_copy_brings_the_changes_made_after_the_copy(pool: PgPool) {
     let again = Options { until: Phase::Verify, delta: true, ..Options::default() };
     run(&url, &fleet, &silos, &again, &record).await.unwrap();
     assert!(!messages.lock().unwrap().iter().any(|m| m.contains("copied again")), "{:?}", messages.lock().unwrap());
+}
+
+/// A silo of the relayed migration: its own database, its own credentials key, its own fleet
+/// credential, and its manager's import step ([`opencrane::silo::import::take_once`]) pulling
+/// from the fleet's internal API over HTTP.
+struct RelayedSilo {
+    pool: PgPool,
+    key: SecretBox,
+    link: opencrane::silo::sync::FleetLink,
+}
+
+/// What the test's stand-in for the provisioner made: per customer, its silo.
+type RelayedSilos = std::sync::Arc<tokio::sync::Mutex<BTreeMap<String, std::sync::Arc<RelayedSilo>>>>;
+
+/// Plays the provisioner (every customer the migration creates gets a database of its own, a
+/// credentials key and a fleet credential, and turns `ready`) and, while `managers_up`, each
+/// silo's manager taking its deliveries.
+fn cluster(
+    admin: PgPool,
+    fleet: PgPool,
+    fleet_url: String,
+    managers_up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (RelayedSilos, tokio::task::JoinHandle<()>) {
+    let silos = RelayedSilos::default();
+    let made = silos.clone();
+    let task = tokio::spawn(async move {
+        let client = openidconnect::reqwest::Client::new();
+        loop {
+            let pending: Vec<String> =
+                sqlx::query_scalar("SELECT name FROM cluster_tenants WHERE phase <> 'ready' ORDER BY name")
+                    .fetch_all(&fleet)
+                    .await
+                    .unwrap();
+            for name in pending {
+                let pool = support::silo_db(&admin).await;
+                let key = SecretBox::from_base64(&SecretBox::generate_base64().unwrap()).unwrap();
+                let key = opencrane_portal::credentials_key::verify(&pool, key, "test").await.unwrap();
+                let token = crate::trust::issue(&fleet, &name).await;
+                let link = opencrane::silo::sync::FleetLink {
+                    url: fleet_url.clone(),
+                    token: opencrane::silo::sync::FleetToken::Value(token),
+                };
+                made.lock().await.insert(name.clone(), std::sync::Arc::new(RelayedSilo { pool, key, link }));
+                sqlx::query("UPDATE cluster_tenants SET phase = 'ready' WHERE name = $1")
+                    .bind(&name)
+                    .execute(&fleet)
+                    .await
+                    .unwrap();
+            }
+            if managers_up.load(std::sync::atomic::Ordering::Relaxed) {
+                let all: Vec<(String, std::sync::Arc<RelayedSilo>)> =
+                    made.lock().await.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
+                for (name, silo) in all {
+                    opencrane::silo::import::take_once(&client, &silo.link, &name, &silo.pool, Some(&silo.key))
+                        .await
+                        .unwrap();
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
+    (silos, task)
+}
+
+/// On a cluster the fleet cannot reach a silo's database: each customer's rows go through its
+/// own manager, which takes them with its own credential (another customer's answer like a
+/// missing one; an operator token takes nothing), seals the legacy key with its own key and
+/// reports a digest the fleet verifies; the parcels are gone once reported; a manager that is
+/// down leaves the customer waiting, and the next run resumes it; a second run changes nothing.
+#[sqlx::test(migrations = false)]
+async fn on_a_cluster_each_silo_takes_its_own_rows_through_its_manager(pool: PgPool) {
+    let fleet = support::fleet_db(&pool).await;
+    let url = source(&pool, FIXTURE).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fleet_url = format!("http://{}", listener.local_addr().unwrap());
+    let internal = support::fleet_internal(fleet.clone());
+    tokio::spawn(async move { axum::serve(listener, internal).await.unwrap() });
+    let managers_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (silos, cluster) = cluster(pool.clone(), fleet.clone(), fleet_url.clone(), managers_up.clone());
+    let relay = opencrane_migrate::relay::Relay::new(fleet.clone());
+    let quiet = |_| {};
+
+    // The managers are not taking deliveries yet: the copy is staged, and the customer waits.
+    let short = Options { wait: std::time::Duration::from_millis(300), ..Options::default() };
+    let waiting = run(&url, &fleet, &relay, &short, &quiet).await.unwrap();
+    assert!(!waiting.complete());
+    let acme = waiting.customers.iter().find(|c| c.name == "acme").unwrap();
+    assert_eq!(acme.phase, "provisioned", "{acme:?}");
+    assert!(acme.problem.as_deref().is_some_and(|p| p.contains("run again to resume")), "{acme:?}");
+    let staged: i64 = sqlx::query_scalar("SELECT count(*) FROM shared_migration_parcels").fetch_one(&fleet).await.unwrap();
+    assert!(staged >= 3, "every customer's copy is staged: {staged} parcels");
+
+    // Only the silo's own credential takes its rows.
+    let internal = support::fleet_internal(fleet.clone());
+    let held = silos.lock().await.clone();
+    let token = |name: &str| match &held[name].link.token {
+        opencrane::silo::sync::FleetToken::Value(token) => token.clone(),
+        opencrane::silo::sync::FleetToken::File(_) => unreachable!(),
+    };
+    let ask = |path: String, bearer: String| {
+        let internal = internal.clone();
+        async move {
+            let auth = format!("Bearer {bearer}");
+            support::send_with(&internal, axum::http::Method::GET, &path, None, &[("authorization", auth.as_str())]).await
+        }
+    };
+    let own = ask("/api/internal/cluster-tenants/acme/import".into(), token("acme")).await;
+    assert_eq!(own.status, axum::http::StatusCode::OK);
+    let generation = own.json()["generation"].as_str().unwrap().to_owned();
+    let parcel = ask(format!("/api/internal/cluster-tenants/acme/import/{generation}/0"), token("acme")).await;
+    assert_eq!(parcel.status, axum::http::StatusCode::OK);
+    let theirs = ask("/api/internal/cluster-tenants/acme/import".into(), token("globex")).await;
+    assert_eq!(theirs.status, axum::http::StatusCode::NOT_FOUND, "another customer's is a missing one");
+    let theirs = ask(format!("/api/internal/cluster-tenants/acme/import/{generation}/0"), token("globex")).await;
+    assert_eq!(theirs.status, axum::http::StatusCode::NOT_FOUND);
+    let operator = ask("/api/internal/cluster-tenants/acme/import".into(), support::TOKEN.to_owned()).await;
+    assert_eq!(operator.status, axum::http::StatusCode::FORBIDDEN, "an operator token takes no parcel");
+
+    // The managers come up: the next run resumes and finishes.
+    managers_up.store(true, std::sync::atomic::Ordering::Relaxed);
+    let report = run(&url, &fleet, &relay, &Options::default(), &quiet).await.unwrap();
+    assert!(report.complete(), "{report:#?}");
+    assert!(report.customers.iter().all(|c| c.phase == "cut-over" && c.checks.iter().all(|t| t.agrees())));
+    let staged: i64 = sqlx::query_scalar("SELECT count(*) FROM shared_migration_parcels").fetch_one(&fleet).await.unwrap();
+    assert_eq!(staged, 0, "no parcel (nor legacy key) stays in the fleet once reported");
+    let leftover: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM shared_migrations WHERE delivery::text LIKE '%sk-legacy%' OR delivered::text LIKE '%sk-legacy%'",
+    )
+    .fetch_one(&fleet)
+    .await
+    .unwrap();
+    assert_eq!(leftover, 0);
+
+    // Each silo holds exactly its customer's rows; the legacy key opens under acme's own key.
+    let held = silos.lock().await.clone();
+    let mut acme_users: BTreeSet<String> = (1..=200).map(|i| format!("u{i:03}")).collect();
+    acme_users.extend(["ana-ws".to_owned(), "ben-ws".to_owned()]);
+    assert_eq!(names(&held["acme"].pool, "SELECT name FROM tenants").await, acme_users);
+    assert_eq!(names(&held["globex"].pool, "SELECT name FROM tenants").await, ["gia-ws".to_owned()].into());
+    assert_eq!(names(&held["initech"].pool, "SELECT name FROM tenants").await, ["ian-ws".to_owned()].into());
+    let acme = &held["acme"];
+    let sealed = opencrane_silo_db::models::credentials(&acme.pool).await.unwrap();
+    let mistral = sealed.iter().find(|c| c.name == "mistral").unwrap();
+    let secret = opencrane_silo_db::models::credential_secret(&acme.pool, mistral.id).await.unwrap().unwrap();
+    assert_eq!(acme.key.open(&secret, "credential:mistral").unwrap(), b"sk-legacy-mistral-SECRET-4242");
+    assert!(held["globex"].key.open(&secret, "credential:mistral").is_err(), "sealed with acme's key only");
+
+    // A change in a silo after the copy is found by the relayed verification.
+    sqlx::query("UPDATE tenants SET display_name = 'changed' WHERE name = 'u001'").execute(&acme.pool).await.unwrap();
+    sqlx::query("UPDATE shared_migrations SET phase = 'copied' WHERE cluster_tenant = 'acme'")
+        .execute(&fleet)
+        .await
+        .unwrap();
+    let differs = run(&url, &fleet, &relay, &Options { customers: vec!["acme".into()], ..Options::default() }, &quiet)
+        .await
+        .unwrap();
+    let check = differs.customers[0].checks.iter().find(|c| c.table == "tenants").unwrap();
+    assert!(!check.agrees());
+    assert_eq!(check.missing.len(), 1, "{check:?}");
+    assert!(check.missing[0].contains("u001"));
+    assert_eq!(check.unexpected.len(), 1, "the silo's own row, by hash only: {check:?}");
+    assert!(!check.unexpected[0].contains("changed"));
+    assert!(differs.customers[0].problem.as_deref().is_some_and(|p| p.contains("not cut over")));
+    cluster.abort();
 }

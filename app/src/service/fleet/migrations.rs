@@ -61,7 +61,7 @@ struct NoSilos;
 
 #[async_trait::async_trait]
 impl Silos for NoSilos {
-    async fn database(&self, _customer: &str) -> Result<Option<sqlx::PgPool>, opencrane_migrate::Error> {
+    async fn reach(&self, _customer: &str) -> Result<Option<opencrane_migrate::Reach>, opencrane_migrate::Error> {
         Ok(None)
     }
 
@@ -289,4 +289,75 @@ pub async fn start(state: &AppState, caller: &Caller, request: RunRequest) -> Re
         let _ = lock.close().await;
     });
     Ok(id)
+}
+
+/// The relayed migration's side of the internal API is its silo's alone: its own credential,
+/// for its own customer (another customer's answers exactly like a missing one). Not even a
+/// platform operator's token: a parcel may carry a legacy plaintext provider key.
+async fn own_silo_only(state: &AppState, caller: &Caller, name: &str) -> Result<(), AppError> {
+    match caller.principal.as_ref().and_then(|p| p.silo.as_deref()) {
+        Some(silo) if silo == name => cluster_tenants::for_silo(state, caller, name, "migration").await.map(drop),
+        Some(_) => Err(cluster_tenants::not_found(name)),
+        None => Err(AppError::Forbidden {
+            code: "FORBIDDEN".into(),
+            message: "Only the customer's silo (with its own credential) takes its migrated rows.".into(),
+        }),
+    }
+}
+
+/// The delivery staged for `name`'s silo that it has not reported yet
+/// (`GET /api/internal/cluster-tenants/{name}/import`; `None`: 204).
+pub async fn pending_import(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+) -> Result<Option<opencrane_migrate::relay::Delivery>, AppError> {
+    own_silo_only(state, caller, name).await?;
+    let staged = shared_migrations::pending_delivery(&state.pool, name).await.or_fail(caller)?;
+    Ok(staged.and_then(|v| serde_json::from_value(v).ok()))
+}
+
+/// Parcel `seq` of `name`'s delivery `generation`
+/// (`GET /api/internal/cluster-tenants/{name}/import/{generation}/{seq}`), as stored.
+pub async fn import_parcel(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    generation: &str,
+    seq: u32,
+) -> Result<serde_json::Value, AppError> {
+    own_silo_only(state, caller, name).await?;
+    let seq = i32::try_from(seq).unwrap_or(i32::MAX);
+    shared_migrations::parcel(&state.pool, name, generation, seq).await.or_fail(caller)?.ok_or_else(|| {
+        AppError::NotFound {
+            code: "PARCEL_NOT_FOUND".into(),
+            message: format!("No parcel {seq} of delivery {generation} is staged (it was replaced or reported)."),
+        }
+    })
+}
+
+/// Records `name`'s silo's report on delivery `generation` and drops its parcels
+/// (`PUT /api/internal/cluster-tenants/{name}/import/{generation}`); 409 when that is not the
+/// delivery staged now.
+pub async fn import_reported(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    generation: &str,
+    digest: opencrane_migrate::relay::Digest,
+) -> Result<(), AppError> {
+    own_silo_only(state, caller, name).await?;
+    if digest.generation != generation {
+        return Err(AppError::field("generation", "The report names another delivery than its path."));
+    }
+    let value = serde_json::to_value(&digest).map_err(|e| crate::service::internal(caller, &e))?;
+    let recorded = shared_migrations::record_delivered(&state.pool, name, generation, &value).await.or_fail(caller)?;
+    if !recorded {
+        return Err(AppError::Conflict {
+            code: "DELIVERY_REPLACED".into(),
+            message: format!("Delivery {generation} is not the one staged now; take the current one."),
+            field: None,
+        });
+    }
+    Ok(())
 }
