@@ -90,7 +90,7 @@ fn environment(args: &MigrateSharedArgs) -> anyhow::Result<(PgConnectOptions, Op
 pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
     let (fleet_options, direct) = environment(args)?;
     let fleet = PgPoolOptions::new()
-        .max_connections(4)
+        .max_connections(8)
         .connect_with(fleet_options)
         .await
         .context("connecting to the fleet database")?;

@@ -6,6 +6,10 @@
 //!   list) and of one with an island (the new-customer form), as a browser accepting gzip that
 //!   keeps the `immutable` hashed files gets them;
 //! - the fleet-manager's resident memory after start-up, idle, and after the load;
+//! - the silo manager (standalone, its own database): time from exec to ready, resident memory
+//!   idle, after the load and 10 s later, its groups, users and policies routes under `wrk` at
+//!   c=10 with the SQL statements one request runs (counted from its own statement log), and the
+//!   `/users` page's bytes on the wire — beside the original's figures on this machine;
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
 //!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
 //!   page sorted by display name (jumped to, and reached by Next), and a search — on a settled
@@ -191,10 +195,123 @@ fn migration_figures(binary: &Path, pg: &LocalPostgres) -> Result<(u64, f64, f64
     Ok((rows, copy, verify))
 }
 
+/// Groups, users and policies seeded in the silo for its figures (the original's figure is for
+/// its groups list with 10 groups).
+const SILO_GROUPS: u32 = 10;
+const SILO_USERS: u32 = 200;
+/// wrk connections for the silo routes (the original's figure is at c=10).
+const SILO_CONNECTIONS: u32 = 10;
+
+/// wrk's figures: (p50 ms, p99 ms, requests/s, non-2xx count).
+type Wrk = (f64, f64, f64, u64);
+
+/// A silo manager's figures.
+struct SiloFigures {
+    /// From exec to `/readyz` answering 200.
+    start: Duration,
+    /// RSS after start, idle; right after the load; 10 s later.
+    rss: (u64, u64, u64),
+    /// Per route: its label, wrk's figures, and the SQL statements one request runs.
+    routes: Vec<(&'static str, Wrk, usize)>,
+    /// Bytes on the wire, first and repeat visit, of `/users`.
+    users_page: (u64, u64),
+}
+
+/// Starts a release clustertenant-manager for customer `acme` on database `silo`, standalone,
+/// with the development identity; with `log_to`, every SQL statement is logged there.
+fn start_silo(binary: &Path, site: &Path, pg: &LocalPostgres, log_to: Option<&Path>) -> Result<(Server, u16, Duration)> {
+    let port =
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
+    let stdout = match log_to {
+        Some(path) => Stdio::from(fs::File::create(path).map_err(|e| e.to_string())?),
+        None => Stdio::null(),
+    };
+    let started = Instant::now();
+    let child = Command::new(binary)
+        .args(["clustertenant-manager", "--cluster-tenant", "acme", "--bind", "127.0.0.1"])
+        .args(["--port", &port.to_string(), "--dev-identity", "true", "--database-url", &pg.url("silo")])
+        .env("LEPTOS_SITE_ROOT", site)
+        .env("RUST_LOG", if log_to.is_some() { "error,sqlx::query=debug" } else { "error" })
+        .env("NO_COLOR", "1")
+        .current_dir(root())
+        .stdout(stdout)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("starting the silo manager: {e}"))?;
+    let server = Server(child);
+    while !get_ok(port, "/readyz") {
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err("the silo manager did not become ready within 30 s".into());
+        }
+        thread::sleep(Duration::from_millis(2));
+    }
+    Ok((server, port, started.elapsed()))
+}
+
+/// The silo manager's figures: start time, memory idle/loaded/after, its list routes under wrk
+/// with the statements each request runs, and the `/users` page's bytes on the wire.
+fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFigures> {
+    psql(pg, "postgres", "CREATE DATABASE silo")?;
+    crate::run(Command::new(binary).args(["migrate", "--schema", "silo", "--database-url", &pg.url("silo")]))?;
+    psql(
+        pg,
+        "silo",
+        &format!(
+            "INSERT INTO tenants (name, display_name, email, subject)              SELECT 'u' || i, 'User ' || i, 'u' || i || '@acme.test', 's-u' || i FROM generate_series(1, {SILO_USERS}) i;              INSERT INTO groups (name, scope) SELECT 'team-' || i, 'team' FROM generate_series(1, {SILO_GROUPS}) i;              INSERT INTO group_members (group_id, tenant)              SELECT g.id, 'u' || (1 + (i * 7 + length(g.name)) % {SILO_USERS}) FROM groups g, generate_series(1, 20) i              ON CONFLICT DO NOTHING;              INSERT INTO access_policies (name) SELECT 'policy-' || i FROM generate_series(1, {SILO_GROUPS}) i; ANALYZE;"
+        ),
+    )?;
+    let routes = [
+        ("GET /api/v1/groups (10 groups, members)", "/api/v1/groups"),
+        ("GET /api/v1/tenants (200 users, groups)", "/api/v1/tenants"),
+        ("GET /api/v1/policies (10 policies)", "/api/v1/policies"),
+    ];
+    // The statements one request runs, from a manager that logs every one.
+    let log = target_dir().join("xtask/bench-silo-queries.log");
+    let mut statements = Vec::new();
+    {
+        let (_server, port, _) = start_silo(binary, site, pg, Some(&log))?;
+        thread::sleep(Duration::from_secs(1));
+        for (_, path) in routes {
+            let before = fs::read_to_string(&log).map_err(|e| e.to_string())?.matches("db.statement=").count();
+            if !get_ok(port, path) {
+                return Err(format!("{path} did not answer 200"));
+            }
+            thread::sleep(Duration::from_millis(300));
+            let after = fs::read_to_string(&log).map_err(|e| e.to_string())?.matches("db.statement=").count();
+            statements.push(after - before);
+        }
+    }
+    let (server, port, start) = start_silo(binary, site, pg, None)?;
+    thread::sleep(Duration::from_secs(2));
+    let idle = rss_kib(server.0.id());
+    let mut measured = Vec::new();
+    for ((label, path), count) in routes.into_iter().zip(statements) {
+        if !get_ok(port, path) {
+            return Err(format!("{path} did not answer 200"));
+        }
+        let url = format!("http://127.0.0.1:{port}{path}");
+        let _ = Command::new("wrk").args(["-t1", "-c4", "-d2s", &url]).output();
+        measured.push((label, wrk_at(&url, SILO_CONNECTIONS)?, count));
+    }
+    if !get_ok(port, "/users") {
+        return Err("/users did not answer 200".into());
+    }
+    let users_page = visit_bytes(port, "/users")?;
+    let loaded = rss_kib(server.0.id());
+    thread::sleep(Duration::from_secs(10));
+    let after = rss_kib(server.0.id());
+    Ok(SiloFigures { start, rss: (idle, loaded, after), routes: measured, users_page })
+}
+
 /// One wrk run: (p50 ms, p99 ms, requests/s, non-2xx count).
-fn wrk(url: &str) -> Result<(f64, f64, f64, u64)> {
+fn wrk(url: &str) -> Result<Wrk> {
+    wrk_at(url, CONNECTIONS)
+}
+
+/// One wrk run at `connections`.
+fn wrk_at(url: &str, connections: u32) -> Result<Wrk> {
     let out = Command::new("wrk")
-        .args(["-t2", &format!("-c{CONNECTIONS}"), &format!("-d{SECONDS}s"), "--latency", url])
+        .args(["-t2", &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency", url])
         .output()
         .map_err(|e| format!("wrk is needed for the latency figures (Debian: apt-get install wrk): {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -394,6 +511,7 @@ pub fn run(_args: &[String]) -> Result {
         "SELECT count(*) FROM cluster_tenants WHERE phase = 'failed' AND failed_attempts > 0",
     )?;
     drop(storm);
+    let silo = silo_figures(&binary, &site, &pg)?;
     let (migrated_rows, copy_seconds, verify_seconds) = migration_figures(&binary, &pg)?;
     // The fleet at scale: the reconcile worker against the fake API server (its own bench target).
     let scale = release_cargo()
@@ -438,6 +556,27 @@ pub fn run(_args: &[String]) -> Result {
         "first page, during the start-up storm"
     );
     println!("    (provisioning on, no cluster: {attempted} customers had failed a reconcile by the end)");
+    println!(
+        "silo manager        ready {} ms after exec (the original: ~900 ms);  RSS {} idle, {} after the load, {} 10 s later (the original: ~145 MiB idle)",
+        silo.start.as_millis(),
+        kib(silo.rss.0 * 1024),
+        kib(silo.rss.1 * 1024),
+        kib(silo.rss.2 * 1024)
+    );
+    println!(
+        "silo routes, wrk {SILO_CONNECTIONS} connections x {SECONDS} s on loopback (the original's groups list: ~740 req/s, p50 ~12.6 ms, 2 statements):"
+    );
+    for (label, (p50, p99, rps, errors), statements) in &silo.routes {
+        println!(
+            "  {label:<44} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   {statements} SQL statements per request   non-2xx {errors}"
+        );
+    }
+    println!(
+        "bytes on the wire  {:<32} first visit {}, repeat visit {}",
+        "silo users page (/users)",
+        kib(silo.users_page.0),
+        kib(silo.users_page.1)
+    );
     #[allow(clippy::cast_precision_loss, reason = "a printed figure")]
     let per_second = |seconds: f64| migrated_rows as f64 / seconds;
     println!(

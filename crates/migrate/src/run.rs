@@ -24,6 +24,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use futures_util::StreamExt as _;
 use opencrane_fleet_db::shared_migrations;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
@@ -35,6 +36,9 @@ use crate::{
     source::{Source, Watermark},
     verify::{self, TableCheck},
 };
+
+/// Customers migrated at once.
+pub const CUSTOMERS_AT_ONCE: usize = 4;
 
 /// A phase of the migration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -229,9 +233,23 @@ pub async fn run(
 
     report.billing_accounts_added = fleet::ensure_accounts(fleet, &plan.billing_accounts).await?;
     let total = plan.customers.len();
-    for (i, customer) in plan.customers.iter().enumerate() {
-        let at = (i + 1, total);
-        let outcome = migrate_one(fleet, silos, customer, &label, &watermarks, options, at, progress).await;
+    // A few customers at a time: most of a customer's time is waiting (for its silo to be
+    // provisioned, for its manager to take a delivery), not working.
+    let mut waiting = plan.customers.iter().enumerate();
+    let mut running = futures_util::stream::FuturesUnordered::new();
+    let mut outcomes: Vec<(usize, Result<(), Error>)> = Vec::with_capacity(total);
+    loop {
+        while running.len() < CUSTOMERS_AT_ONCE {
+            let Some((i, customer)) = waiting.next() else { break };
+            let at = (i + 1, total);
+            running.push(numbered(i, migrate_one(fleet, silos, customer, &label, &watermarks, options, at, progress)));
+        }
+        let Some(outcome) = running.next().await else { break };
+        outcomes.push(outcome);
+    }
+    outcomes.sort_by_key(|(i, _)| *i);
+    for (i, outcome) in outcomes {
+        let customer = &plan.customers[i];
         let r = &mut report.customers[i];
         let state = shared_migrations::get(fleet, &customer.name).await.map_err(|e| Error::Fleet(crate::chain(&e)))?;
         if let Some(state) = &state {
@@ -261,6 +279,11 @@ pub async fn run(
         }
     }
     Ok(report)
+}
+
+/// `work`'s outcome, numbered `i`.
+async fn numbered<T>(i: usize, work: impl Future<Output = T>) -> (usize, T) {
+    (i, work.await)
 }
 
 /// The tables whose rows or newest change differ from when the copy began.
