@@ -57,13 +57,30 @@ fn kib(bytes: u64) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.split_whitespace().next()?.parse().ok()))
-        })
-        .unwrap_or(0)
+/// A process's memory: resident set and, of it, the process's own (anonymous) pages — the rest
+/// are pages of the executable and libraries, shared with every process mapping them (and
+/// counted with the neighbours the kernel maps around each page it faults in).
+#[derive(Clone, Copy)]
+struct Memory {
+    rss_kib: u64,
+    anon_kib: u64,
+}
+
+impl std::fmt::Display for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} private)", kib(self.rss_kib * 1024), kib(self.anon_kib * 1024))
+    }
+}
+
+fn memory(pid: u32) -> Memory {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.split_whitespace().next()?.parse().ok()))
+            .unwrap_or(0)
+    };
+    Memory { rss_kib: field("VmRSS:"), anon_kib: field("RssAnon:") }
 }
 
 struct Server(Child);
@@ -210,7 +227,7 @@ struct SiloFigures {
     /// From exec to `/readyz` answering 200.
     start: Duration,
     /// RSS after start, idle; right after the load; 10 s later.
-    rss: (u64, u64, u64),
+    rss: (Memory, Memory, Memory),
     /// Per route: its label, wrk's figures, and the SQL statements one request runs.
     routes: Vec<(&'static str, Wrk, usize)>,
     /// Bytes on the wire, first and repeat visit, of `/users`.
@@ -219,7 +236,12 @@ struct SiloFigures {
 
 /// Starts a release clustertenant-manager for customer `acme` on database `silo`, standalone,
 /// with the development identity; with `log_to`, every SQL statement is logged there.
-fn start_silo(binary: &Path, site: &Path, pg: &LocalPostgres, log_to: Option<&Path>) -> Result<(Server, u16, Duration)> {
+fn start_silo(
+    binary: &Path,
+    site: &Path,
+    pg: &LocalPostgres,
+    log_to: Option<&Path>,
+) -> Result<(Server, u16, Duration)> {
     let port =
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
     let stdout = match log_to {
@@ -283,7 +305,7 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     }
     let (server, port, start) = start_silo(binary, site, pg, None)?;
     thread::sleep(Duration::from_secs(2));
-    let idle = rss_kib(server.0.id());
+    let idle = memory(server.0.id());
     let mut measured = Vec::new();
     for ((label, path), count) in routes.into_iter().zip(statements) {
         if !get_ok(port, path) {
@@ -297,9 +319,9 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
         return Err("/users did not answer 200".into());
     }
     let users_page = visit_bytes(port, "/users")?;
-    let loaded = rss_kib(server.0.id());
+    let loaded = memory(server.0.id());
     thread::sleep(Duration::from_secs(10));
-    let after = rss_kib(server.0.id());
+    let after = memory(server.0.id());
     Ok(SiloFigures { start, rss: (idle, loaded, after), routes: measured, users_page })
 }
 
@@ -471,7 +493,7 @@ pub fn run(_args: &[String]) -> Result {
     )?;
     // The page figures are a settled fleet's: provisioning off, so nothing reconciles meanwhile.
     let (server, port) = start_fleet(&binary, &site, &pg, "off")?;
-    let rss_idle = rss_kib(server.0.id());
+    let rss_idle = memory(server.0.id());
 
     // The cursor of the row page 150 continues after (what its Prev/Next links carry).
     let deep = psql_value(
@@ -499,7 +521,7 @@ pub fn run(_args: &[String]) -> Result {
         ("customers list (no island)", visit_bytes(port, "/cluster-tenants")?),
         ("new customer form (an island)", visit_bytes(port, "/cluster-tenants/new")?),
     ];
-    let rss_loaded = rss_kib(server.0.id());
+    let rss_loaded = memory(server.0.id());
     drop(server);
     // The same fleet started with provisioning on and no cluster: every customer's reconcile
     // fails (no base domain) — the start-up storm, measured while it runs.
@@ -539,11 +561,7 @@ pub fn run(_args: &[String]) -> Result {
     for (label, (first, repeat)) in visits {
         println!("bytes on the wire  {label:<32} first visit {}, repeat visit {}", kib(first), kib(repeat));
     }
-    println!(
-        "fleet-manager RSS   {} idle after start;  {} after the load",
-        kib(rss_idle * 1024),
-        kib(rss_loaded * 1024)
-    );
+    println!("fleet-manager RSS   {rss_idle} idle after start;  {rss_loaded} after the load");
     println!(
         "pages, {ROWS} customers ({BILLED} billed with 31 days of usage), wrk {CONNECTIONS} connections x {SECONDS} s on loopback:"
     );
@@ -559,9 +577,9 @@ pub fn run(_args: &[String]) -> Result {
     println!(
         "silo manager        ready {} ms after exec (the original: ~900 ms);  RSS {} idle, {} after the load, {} 10 s later (the original: ~145 MiB idle)",
         silo.start.as_millis(),
-        kib(silo.rss.0 * 1024),
-        kib(silo.rss.1 * 1024),
-        kib(silo.rss.2 * 1024)
+        silo.rss.0,
+        silo.rss.1,
+        silo.rss.2
     );
     println!(
         "silo routes, wrk {SILO_CONNECTIONS} connections x {SECONDS} s on loopback (the original's groups list: ~740 req/s, p50 ~12.6 ms, 2 statements):"
