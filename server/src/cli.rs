@@ -653,9 +653,19 @@ pub struct MigrateSharedArgs {
     /// this command): the rows are staged in the fleet's database and each silo takes its own.
     #[arg(long, conflicts_with = "silo_server_url")]
     pub relay: bool,
+    /// The size of each silo's database volume (a Kubernetes quantity; with --relay the
+    /// cluster provisioner's, 10Gi, unless given): a customer whose rows would need more than
+    /// 80% of it is stopped at preflight.
+    #[arg(long, value_parser = parse_quantity)]
+    pub silo_database_size: Option<u64>,
     /// With --silo-server-url: a file holding the silos' credentials key (to seal legacy keys).
     #[arg(long, env = "OPENCRANE_CREDENTIALS_KEY_FILE", value_parser = read_secret_file)]
     pub credentials_key_file: Option<SecretFile>,
+}
+
+fn parse_quantity(value: &str) -> Result<u64, String> {
+    opencrane_migrate::run::parse_quantity(value)
+        .ok_or_else(|| format!("expected a size such as 10Gi, 500Mi or 2G; got {value:?}"))
 }
 
 fn parse_phase(value: &str) -> Result<opencrane_migrate::Phase, String> {

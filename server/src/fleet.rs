@@ -150,9 +150,13 @@ impl KeyFileWatch {
 /// but its own manager (the silo's NetworkPolicy floor), so the copy and the read-back are
 /// relayed through that manager (`opencrane_migrate::relay`), which takes its customer's rows
 /// from the fleet with its own credential.
-fn shared_migration(url: &str, pool: &sqlx::PgPool) -> Result<app::service::fleet::migrations::MigrationRuntime, String> {
+fn shared_migration(
+    url: &str,
+    pool: &sqlx::PgPool,
+) -> Result<app::service::fleet::migrations::MigrationRuntime, String> {
     let relay = opencrane_migrate::relay::Relay::new(pool.clone());
     app::service::fleet::migrations::MigrationRuntime::new(url, std::sync::Arc::new(relay))
+        .map(|runtime| runtime.with_silo_storage(crate::migrate_shared::cluster_silo_storage()))
 }
 
 /// Prices the months of the last year that have usage but no kept figures (usage held before the

@@ -86,6 +86,11 @@ fn environment(args: &MigrateSharedArgs) -> anyhow::Result<(PgConnectOptions, Op
     Ok((fleet, (!args.relay).then_some(silos)))
 }
 
+/// The silo database volume the cluster provisioner gives every silo, in bytes.
+pub fn cluster_silo_storage() -> Option<u64> {
+    opencrane_migrate::run::parse_quantity(&opencrane_provision::build::ClusterSettings::new("").database_storage)
+}
+
 /// Runs the command.
 pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
     let (fleet_options, direct) = environment(args)?;
@@ -103,6 +108,7 @@ pub async fn run(args: &MigrateSharedArgs) -> anyhow::Result<()> {
         until: if args.dry_run { Phase::Preflight } else { args.phase },
         wait: Duration::from_secs(args.wait_seconds),
         delta: args.delta,
+        silo_storage: args.silo_database_size.or_else(|| args.relay.then(cluster_silo_storage).flatten()),
     };
     let bars = Bars::new();
     let report = opencrane_migrate::run::run(&args.source_url, &fleet, silos.as_ref(), &options, &|e| bars.show(&e))

@@ -20,6 +20,17 @@ fn db(what: &str) -> impl FnOnce(opencrane_db::Error) -> Error + '_ {
     move |e| Error::Fleet(format!("{what}: {}", crate::chain(&e)))
 }
 
+/// The fleet customer (not this migration's `name`) that already has `domain` as its vanity
+/// domain, if any.
+pub async fn vanity_holder(fleet: &PgPool, name: &str, domain: &str) -> Result<Option<String>, Error> {
+    sqlx::query_scalar("SELECT name FROM cluster_tenants WHERE lower(vanity_domain) = lower($1) AND name <> $2 LIMIT 1")
+        .bind(domain)
+        .bind(name)
+        .fetch_optional(fleet)
+        .await
+        .map_err(|e| Error::Fleet(format!("looking up the vanity domain {domain}: {e}")))
+}
+
 /// Whether `name` is free in the fleet, or already this migration's.
 pub async fn name_taken(fleet: &PgPool, name: &str) -> Result<bool, Error> {
     let ours = shared_migrations::get(fleet, name).await.map_err(db("reading the migration state"))?.is_some();

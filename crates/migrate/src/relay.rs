@@ -189,9 +189,7 @@ async fn deliver(
     let bodies: Vec<Value> = parcels.iter().map(|p| serde_json::to_value(p).unwrap_or_default()).collect();
     let manifest = serde_json::to_value(&delivery).unwrap_or_default();
     let mut tx = fleet.begin().await.map_err(|e| Error::Fleet(format!("staging: {e}")))?;
-    shared_migrations::stage(&mut tx, &plan.name, &delivery.generation, &manifest, &bodies)
-        .await
-        .map_err(fleet_err)?;
+    shared_migrations::stage(&mut tx, &plan.name, &delivery.generation, &manifest, &bodies).await.map_err(fleet_err)?;
     tx.commit().await.map_err(|e| Error::Fleet(format!("staging: {e}")))?;
     let deadline = tokio::time::Instant::now() + wait;
     loop {
@@ -200,7 +198,9 @@ async fn deliver(
             && digest.generation == delivery.generation
         {
             return match digest.error {
-                Some(error) => Err(Error::Silo(format!("its silo manager could not apply the {kind:?} delivery: {error}"))),
+                Some(error) => {
+                    Err(Error::Silo(format!("its silo manager could not apply the {kind:?} delivery: {error}")))
+                }
                 None => Ok(digest),
             };
         }
@@ -306,8 +306,7 @@ where
                     silo::write(&mut tx, &plan, key).await?;
                 }
                 if delivery.kind == Kind::Copy {
-                    let counts: BTreeMap<&str, usize> =
-                        delivery.counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+                    let counts: BTreeMap<&str, usize> = delivery.counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
                     silo::mark(&mut tx, own, &delivery.source, &counts).await?;
                 }
                 tx.commit().await.map_err(db("committing the copy"))?;

@@ -2,8 +2,10 @@
 //! crash at any point resumes where the last one stopped, and a run after a finished one
 //! changes nothing.
 //!
-//! 1. **Preflight**: read the source read-only, map it, check every customer's name is free in
-//!    the fleet (or already this migration's); changes nothing.
+//! 1. **Preflight**: read the source read-only, map it, check the target can take every customer
+//!    ([`capacity`]: its name and vanity domain are free in the fleet, or already this
+//!    migration's; its rows fit its silo database; its members fit its seat cap, else a note);
+//!    changes nothing. A customer the target cannot take is not created.
 //! 2. **Provision**: create each customer in the fleet (the provisioner gives it its silo) and
 //!    wait, up to [`Options::wait`], for its silo database; one not ready yet is left for the
 //!    next run.
@@ -100,12 +102,92 @@ pub struct Options {
     /// The delta copy: for a customer copied before and not yet cut over, copy again the tables
     /// whose rows differ from the source now (after the write freeze).
     pub delta: bool,
+    /// The size of each silo's database volume, when the provisioner fixes one (bytes): a
+    /// customer whose rows would need more than [`FILL_LIMIT_PERCENT`] of it is stopped at
+    /// preflight.
+    pub silo_storage: Option<u64>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { customers: Vec::new(), until: Phase::CutOver, wait: Duration::from_secs(300), delta: false }
+        Self {
+            customers: Vec::new(),
+            until: Phase::CutOver,
+            wait: Duration::from_secs(300),
+            delta: false,
+            silo_storage: None,
+        }
     }
+}
+
+/// How much of its silo's database volume a customer's migrated rows may need.
+pub const FILL_LIMIT_PERCENT: u64 = 80;
+
+/// On-disk bytes per byte of a row's canonical JSON, for the estimate (row headers, indexes,
+/// the write-ahead log's share, rounded up).
+pub const DISK_PER_ROW_BYTE: u64 = 3;
+
+/// A customer's migrated rows' estimated size on disk.
+pub fn estimated_bytes(customer: &map::CustomerPlan) -> u64 {
+    let json: usize = customer.silo.values().flatten().map(|row| row.to_string().len()).sum();
+    u64::try_from(json).unwrap_or(u64::MAX).saturating_mul(DISK_PER_ROW_BYTE)
+}
+
+/// The target's capacity for `customer`, pure: why its silo cannot take it (a blocking
+/// problem), and what the operator should know (seats beyond its cap).
+pub fn capacity(customer: &map::CustomerPlan, silo_storage: Option<u64>) -> (Option<String>, Option<String>) {
+    let needed = estimated_bytes(customer);
+    let problem = silo_storage.filter(|size| needed.saturating_mul(100) > size.saturating_mul(FILL_LIMIT_PERCENT)).map(
+        |size| {
+            format!(
+                "its rows need about {} on disk, more than {FILL_LIMIT_PERCENT}% of its silo database's {}: raise the silo database size first (nothing was created)",
+                bytes(needed),
+                bytes(size)
+            )
+        },
+    );
+    let active = customer.memberships.iter().filter(|m| m.status == "active").count();
+    let seats = customer.fleet.seat_cap.and_then(|cap| usize::try_from(cap).ok()).filter(|cap| active > *cap).map(
+        |cap| {
+            format!(
+                "{}: {active} active members for a seat cap of {cap}; they all keep their membership, but nobody new is admitted until the cap is raised or members are suspended",
+                customer.name
+            )
+        },
+    );
+    (problem, seats)
+}
+
+/// A Kubernetes storage quantity (`10Gi`, `500M`, `1073741824`) in bytes.
+pub fn parse_quantity(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let factor: u64 = match unit {
+        "" => 1,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        "k" | "K" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "T" => 1_000_000_000_000,
+        _ => return None,
+    };
+    number.parse::<u64>().ok()?.checked_mul(factor)
+}
+
+/// `n` bytes for people.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n;
+    let mut unit = 0;
+    while value >= 1024 * 10 && unit < UNITS.len() - 1 {
+        value /= 1024;
+        unit += 1;
+    }
+    format!("{value} {}", UNITS[unit])
 }
 
 /// Progress, for a bar per phase.
@@ -135,6 +217,9 @@ pub struct CustomerReport {
     pub rows: BTreeMap<String, usize>,
     /// Memberships.
     pub memberships: usize,
+    /// Its rows' estimated size on disk in its silo database.
+    #[serde(default)]
+    pub estimated_bytes: u64,
     /// The last verification (tables that differ first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<TableCheck>,
@@ -202,20 +287,34 @@ pub async fn run(
         defaults: plan.defaults.clone(),
         notes: plan.notes.clone(),
     };
+    // Customers the target cannot take, stopped before anything is created for them.
+    let mut blocked: BTreeMap<String, String> = BTreeMap::new();
     for c in &plan.customers {
         let state = shared_migrations::get(fleet, &c.name).await.map_err(|e| Error::Fleet(crate::chain(&e)))?;
+        let (too_big, seats) = capacity(c, options.silo_storage);
+        report.notes.extend(seats);
+        let vanity = match (&state, &c.fleet.vanity_domain) {
+            (None, Some(domain)) => fleet::vanity_holder(fleet, &c.name, domain).await?.map(|holder| {
+                format!("its vanity domain {domain} belongs to the fleet's customer {holder}; nothing was created")
+            }),
+            _ => None,
+        };
         let problem = match &state {
             Some(s) => s.problem.clone(),
             None if fleet::name_taken(fleet, &c.name).await? => {
                 Some(format!("the fleet already has a customer named {} that this migration did not create", c.name))
             }
-            None => None,
+            None => vanity.or(too_big),
         };
+        if let (None, Some(problem)) = (&state, &problem) {
+            blocked.insert(c.name.clone(), problem.clone());
+        }
         report.customers.push(CustomerReport {
             name: c.name.clone(),
             phase: state.as_ref().map_or_else(|| "planned".to_owned(), |s| s.phase.clone()),
             problem,
             rows: c.counts().into_iter().map(|(t, n)| (t.to_owned(), n)).collect(),
+            estimated_bytes: estimated_bytes(c),
             memberships: c.memberships.len(),
             checks: state.as_ref().and_then(|s| serde_json::from_value(s.checks.clone()).ok()).unwrap_or_default(),
             changed_since_copy: state.as_ref().map(|s| changed(&s.watermarks, &watermarks)).unwrap_or_default(),
@@ -241,6 +340,10 @@ pub async fn run(
     loop {
         while running.len() < CUSTOMERS_AT_ONCE {
             let Some((i, customer)) = waiting.next() else { break };
+            if let Some(problem) = blocked.get(&customer.name) {
+                outcomes.push((i, Err(Error::Fleet(problem.clone()))));
+                continue;
+            }
             let at = (i + 1, total);
             running.push(numbered(i, migrate_one(fleet, silos, customer, &label, &watermarks, options, at, progress)));
         }
@@ -439,5 +542,47 @@ async fn wait_for_silo(silos: &dyn Silos, name: &str, wait: Duration) -> Result<
             return Ok(None);
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn customer(rows: usize, seat_cap: Option<i32>, active: usize) -> map::CustomerPlan {
+        let member =
+            |i: usize| map::Membership { subject: format!("s{i}"), role: "member".into(), status: "active".into() };
+        map::CustomerPlan {
+            name: "acme".into(),
+            fleet: map::FleetCustomer { seat_cap, ..map::FleetCustomer::default() },
+            memberships: (0..active).map(member).collect(),
+            silo: BTreeMap::from([("audit_log", (0..rows).map(|i| json!({ "i": i })).collect())]),
+            plain_keys: BTreeMap::new(),
+        }
+    }
+
+    /// A customer whose rows would fill more than 80% of its silo database is stopped; one that
+    /// fits, or a silo without a fixed size, is not; members beyond the seat cap are a note.
+    #[test]
+    fn the_target_capacity_is_the_silo_volume_and_the_seat_cap() {
+        let big = customer(1_000, None, 0);
+        let needed = estimated_bytes(&big);
+        // `{"i":N}`: 7 bytes for 10 rows, 8 for 90, 9 for 900; three times that on disk.
+        assert_eq!(needed, (10 * 7 + 90 * 8 + 900 * 9) * DISK_PER_ROW_BYTE);
+        assert!(capacity(&big, Some(needed)).0.is_some_and(|p| p.contains("raise the silo database size")));
+        assert!(capacity(&big, Some(needed * 2)).0.is_none());
+        assert!(capacity(&big, None).0.is_none());
+        assert!(
+            capacity(&customer(0, Some(2), 3), None)
+                .1
+                .is_some_and(|n| n.contains("3 active members for a seat cap of 2"))
+        );
+        assert!(capacity(&customer(0, Some(3), 3), None).1.is_none());
+        assert_eq!(parse_quantity("10Gi"), Some(10 << 30));
+        assert_eq!(parse_quantity("500M"), Some(500_000_000));
+        assert_eq!(parse_quantity("12"), Some(12));
+        assert_eq!(parse_quantity("10 apples"), None);
     }
 }

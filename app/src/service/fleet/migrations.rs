@@ -32,6 +32,8 @@ pub struct MigrationRuntime {
     label: String,
     /// The silos' databases, or why this fleet-manager cannot reach them.
     silos: Result<Arc<dyn Silos>, String>,
+    /// The size of each silo's database volume, when the provisioner fixes one.
+    silo_storage: Option<u64>,
 }
 
 impl std::fmt::Debug for MigrationRuntime {
@@ -45,14 +47,21 @@ impl MigrationRuntime {
     /// PostgreSQL URL is refused here, at start-up.
     pub fn new(source_url: &str, silos: Arc<dyn Silos>) -> Result<Self, String> {
         let label = label(source_url)?;
-        Ok(Self { source_url: source_url.into(), label, silos: Ok(silos) })
+        Ok(Self { source_url: source_url.into(), label, silos: Ok(silos), silo_storage: None })
+    }
+
+    /// With every silo's database volume `bytes` large (the preflight checks each customer fits).
+    #[must_use]
+    pub fn with_silo_storage(mut self, bytes: Option<u64>) -> Self {
+        self.silo_storage = bytes;
+        self
     }
 
     /// A source this fleet-manager knows but cannot migrate from (it does not reach the silos'
     /// databases): the page says `why`.
     pub fn unavailable(source_url: &str, why: impl Into<String>) -> Result<Self, String> {
         let label = label(source_url)?;
-        Ok(Self { source_url: source_url.into(), label, silos: Err(why.into()) })
+        Ok(Self { source_url: source_url.into(), label, silos: Err(why.into()), silo_storage: None })
     }
 }
 
@@ -257,7 +266,8 @@ pub async fn start(state: &AppState, caller: &Caller, request: RunRequest) -> Re
         }
     };
     let pool = state.pool.clone();
-    let options = Options { customers, until, delta: request.delta, ..Options::default() };
+    let options =
+        Options { customers, until, delta: request.delta, silo_storage: runtime.silo_storage, ..Options::default() };
     tokio::spawn(async move {
         let (lines, mut next) = tokio::sync::mpsc::unbounded_channel::<String>();
         let writer_pool = pool.clone();
