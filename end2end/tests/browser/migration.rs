@@ -49,7 +49,7 @@ fn a_shared_installation_moves_into_silos_and_a_killed_copy_resumes() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
     assert_eq!(report["customers"].as_array().map(Vec::len), Some(3), "{report}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("[provision] 3/3 initech: its silo database is ready"), "{stderr}");
+    assert!(stderr.contains("[provision] 3/3 initech: its silo is ready"), "{stderr}");
     assert_eq!(server.sql("SELECT count(*) FROM pg_database WHERE datname LIKE 'ocsilo_%'"), "4", "demo + 3");
 
     // Hold acme's copy in the middle (its audit table locked), then kill the process.
