@@ -68,7 +68,9 @@ struct Memory {
 
 impl std::fmt::Display for Memory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({} private)", kib(self.rss_kib * 1024), kib(self.anon_kib * 1024))
+        #[allow(clippy::cast_precision_loss, reason = "a printed figure")]
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        write!(f, "{:.1} MiB ({:.1} MiB private)", mib(self.rss_kib), mib(self.anon_kib))
     }
 }
 
