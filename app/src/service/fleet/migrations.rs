@@ -324,7 +324,8 @@ pub async fn pending_import(
 ) -> Result<Option<opencrane_migrate::relay::Delivery>, AppError> {
     own_silo_only(state, caller, name).await?;
     let staged = shared_migrations::pending_delivery(&state.pool, name).await.or_fail(caller)?;
-    Ok(staged.and_then(|v| serde_json::from_value(v).ok()))
+    // A manifest this version cannot read is a failure to see, not nothing to take.
+    staged.map(serde_json::from_value).transpose().map_err(|e| crate::service::internal(caller, &e))
 }
 
 /// Parcel `seq` of `name`'s delivery `generation`
