@@ -337,14 +337,3 @@ pub async fn delivered(db: impl PgExecutor<'_>, name: &str) -> Result<Option<ser
     .fetch_optional(db)
     .await?)
 }
-
-/// Whether `name` is ready in the fleet (its silo, and so its manager, is up).
-pub async fn customer_ready(db: impl PgExecutor<'_>, name: &str) -> Result<bool> {
-    // language=PostgreSQL
-    Ok(sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM cluster_tenants WHERE name = $1 AND phase = 'ready') AS "ready!""#,
-        name,
-    )
-    .fetch_one(db)
-    .await?)
-}

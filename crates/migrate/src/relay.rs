@@ -133,9 +133,11 @@ impl Relay {
 #[async_trait::async_trait]
 impl Silos for Relay {
     async fn reach(&self, customer: &str) -> Result<Option<Reach>, Error> {
-        let ready = shared_migrations::customer_ready(&self.fleet, customer)
-            .await
-            .map_err(|e| Error::Fleet(crate::chain(&e)))?;
+        let ready = match opencrane_fleet_db::cluster_tenants::get(&self.fleet, customer).await {
+            Ok(row) => row.phase == "ready",
+            Err(opencrane_db::Error::NotFound) => false,
+            Err(e) => return Err(Error::Fleet(crate::chain(&e))),
+        };
         Ok(ready.then_some(Reach::Relay))
     }
 

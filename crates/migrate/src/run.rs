@@ -135,8 +135,12 @@ pub fn estimated_bytes(customer: &map::CustomerPlan) -> u64 {
 
 /// The target's capacity for `customer`, pure: why its silo cannot take it (a blocking
 /// problem), and what the operator should know (seats beyond its cap).
-pub fn capacity(customer: &map::CustomerPlan, silo_storage: Option<u64>) -> (Option<String>, Option<String>) {
-    let needed = estimated_bytes(customer);
+/// `needed` is its [`estimated_bytes`].
+pub fn capacity(
+    customer: &map::CustomerPlan,
+    needed: u64,
+    silo_storage: Option<u64>,
+) -> (Option<String>, Option<String>) {
     let problem = silo_storage.filter(|size| needed.saturating_mul(100) > size.saturating_mul(FILL_LIMIT_PERCENT)).map(
         |size| {
             format!(
@@ -291,7 +295,8 @@ pub async fn run(
     let mut blocked: BTreeMap<String, String> = BTreeMap::new();
     for c in &plan.customers {
         let state = shared_migrations::get(fleet, &c.name).await.map_err(|e| Error::Fleet(crate::chain(&e)))?;
-        let (too_big, seats) = capacity(c, options.silo_storage);
+        let needed = estimated_bytes(c);
+        let (too_big, seats) = capacity(c, needed, options.silo_storage);
         report.notes.extend(seats);
         let vanity = match (&state, &c.fleet.vanity_domain) {
             (None, Some(domain)) => fleet::vanity_holder(fleet, &c.name, domain).await?.map(|holder| {
@@ -314,7 +319,7 @@ pub async fn run(
             phase: state.as_ref().map_or_else(|| "planned".to_owned(), |s| s.phase.clone()),
             problem,
             rows: c.counts().into_iter().map(|(t, n)| (t.to_owned(), n)).collect(),
-            estimated_bytes: estimated_bytes(c),
+            estimated_bytes: needed,
             memberships: c.memberships.len(),
             checks: state.as_ref().and_then(|s| serde_json::from_value(s.checks.clone()).ok()).unwrap_or_default(),
             changed_since_copy: state.as_ref().map(|s| changed(&s.watermarks, &watermarks)).unwrap_or_default(),
@@ -571,15 +576,15 @@ mod tests {
         let needed = estimated_bytes(&big);
         // `{"i":N}`: 7 bytes for 10 rows, 8 for 90, 9 for 900; three times that on disk.
         assert_eq!(needed, (10 * 7 + 90 * 8 + 900 * 9) * DISK_PER_ROW_BYTE);
-        assert!(capacity(&big, Some(needed)).0.is_some_and(|p| p.contains("raise the silo database size")));
-        assert!(capacity(&big, Some(needed * 2)).0.is_none());
-        assert!(capacity(&big, None).0.is_none());
+        assert!(capacity(&big, needed, Some(needed)).0.is_some_and(|p| p.contains("raise the silo database size")));
+        assert!(capacity(&big, needed, Some(needed * 2)).0.is_none());
+        assert!(capacity(&big, needed, None).0.is_none());
         assert!(
-            capacity(&customer(0, Some(2), 3), None)
+            capacity(&customer(0, Some(2), 3), 0, None)
                 .1
                 .is_some_and(|n| n.contains("3 active members for a seat cap of 2"))
         );
-        assert!(capacity(&customer(0, Some(3), 3), None).1.is_none());
+        assert!(capacity(&customer(0, Some(3), 3), 0, None).1.is_none());
         assert_eq!(parse_quantity("10Gi"), Some(10 << 30));
         assert_eq!(parse_quantity("500M"), Some(500_000_000));
         assert_eq!(parse_quantity("12"), Some(12));
