@@ -69,6 +69,34 @@ async fn create_read_update_delete(pool: PgPool) {
     assert_eq!(again.status, StatusCode::NOT_FOUND);
 }
 
+/// A teardown with nothing to remove (no cluster: the local backend of `opencrane dev`) may delete
+/// the row the moment the deletion commits. The deletion still succeeded and says so (it used to
+/// read the customer back after the commit and answer 404, which the console showed as "No
+/// customer named … exists" in the delete dialog). A deferred trigger removes the row at commit,
+/// which is that race made certain.
+#[sqlx::test(migrations = false)]
+async fn a_teardown_that_finishes_at_once_does_not_turn_the_deletion_into_a_404(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let fleet = support::fleet(db.clone(), Features::default(), false);
+    let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    sqlx::raw_sql(
+        "CREATE FUNCTION teardown_at_once() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN DELETE FROM cluster_tenants WHERE name = NEW.name; RETURN NULL; END $$;
+         CREATE CONSTRAINT TRIGGER teardown_at_once AFTER UPDATE ON cluster_tenants
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.phase = 'deleting')
+         EXECUTE FUNCTION teardown_at_once();",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let deleted = send(&fleet, Method::DELETE, "/api/v1/cluster-tenants/acme", None, true).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.text);
+    assert_eq!(deleted.json()["status"], "deleting");
+    let gone = send(&fleet, Method::GET, "/api/v1/cluster-tenants/acme", None, true).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "the row really went at the commit");
+}
+
 #[sqlx::test(migrations = false)]
 async fn errors_name_the_field_and_carry_the_request_id(pool: PgPool) {
     let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), false);

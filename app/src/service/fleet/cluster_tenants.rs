@@ -7,6 +7,7 @@ use opencrane_fleet_db::{
     memberships, provisioning, tombstones,
 };
 use serde_json::json;
+use sqlx::PgConnection;
 
 use crate::service::{OrFail as _, authorize_mutation, db_failure, internal, record};
 use crate::{
@@ -227,11 +228,18 @@ pub async fn list_all(
 pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<ClusterTenant, AppError> {
     settings(state)?;
     authorize(caller.principal.as_ref(), Action::ReadClusterTenant(name))?;
-    let row = db::get(&state.pool, name).await.map_err(|e| match e {
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    read(state, caller, &mut conn, name).await
+}
+
+/// A ClusterTenant as `db` sees it (inside a transaction: as that transaction left it, so an
+/// answer never depends on what a reconciler does right after the commit).
+async fn read(state: &AppState, caller: &Caller, db: &mut PgConnection, name: &str) -> Result<ClusterTenant, AppError> {
+    let row = db::get(&mut *db, name).await.map_err(|e| match e {
         DbError::NotFound => not_found(name),
         other => db_failure(caller, other),
     })?;
-    let seats = memberships::list(&state.pool, name).await.or_fail(caller)?;
+    let seats = memberships::list(&mut *db, name).await.or_fail(caller)?;
     let active = seats.iter().filter(|m| m.status == "active").count();
     let mut ct = to_wire(row, Some(i64::try_from(active).unwrap_or(i64::MAX))).map_err(|e| internal(caller, &e))?;
     // The organisation in Zitadel's console, for whoever may see the customer.
@@ -504,9 +512,12 @@ pub async fn delete(
     let meta = json!({ "terminationPolicy": policy.as_str() });
     record(&mut *tx, caller, "cluster_tenant.delete", name, "success", meta).await?;
     provisioning::notify(&mut *tx, name).await.or_fail(caller)?;
+    // Read before the commit: a teardown with nothing to remove (no cluster, the local backend)
+    // may delete the row as soon as the notification is out, and the deletion did succeed.
+    let deleting = read(state, caller, &mut tx, name).await?;
     tx.commit().await.or_fail(caller)?;
     tracing::info!(request_id = %caller.request_id, cluster_tenant.name = %name, actor = %principal.subject, "cluster tenant deletion requested");
-    get(state, caller, name).await
+    Ok(deleting)
 }
 
 /// Suspends (scale to zero, block sign-ins) or resumes a ClusterTenant's silo.
