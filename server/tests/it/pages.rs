@@ -1,6 +1,8 @@
 //! Server-rendered pages: status codes, the role's chrome, and what anonymous callers see.
 
 use axum::http::{Method, StatusCode};
+use std::sync::atomic::Ordering;
+
 use sqlx::PgPool;
 
 use crate::support::{self, Features, create_body, send};
@@ -123,6 +125,37 @@ async fn silo_pages_show_the_silo(pool: PgPool) {
     let cilium = support::silo_with(silo_db, true, |s| s.cilium_egress = true);
     let policies = send(&cilium, Method::GET, "/policies", None, false).await;
     assert!(policies.text.contains("Cilium enforces these domains for the MCP gateway too"), "{}", policies.text);
+}
+
+/// Issue 20: a page's loader runs once per render and its query is never cancelled. Leptos' SSR
+/// walks a `<Suspense>`'s children more than once before it renders them; a loader inside a
+/// `move ||` closure was started anew by each walk and dropped after one poll — mid-query, so sqlx
+/// closed that connection and the pool opened a new one (SCRAM and all) for the next request.
+/// Twenty renders of pages of both roles, one after another, never replace a connection: each
+/// pool holds at most 4, so more than 4 opened means one was closed (a page may load two things at
+/// once, so a render may use two).
+#[sqlx::test(migrations = false)]
+async fn pages_run_their_loaders_once_and_keep_their_connections(pool: PgPool) {
+    let fleet_db = support::fleet_db(&pool).await;
+    let (counted, opened) = support::counting_pool(&fleet_db).await;
+    let fleet = support::fleet(counted, Features::default(), true);
+    let created = send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let silo_db = support::silo_db(&pool).await;
+    let (silo_counted, silo_opened) = support::counting_pool(&silo_db).await;
+    let silo = support::silo(silo_counted, true);
+    for _ in 0..5 {
+        for path in ["/cluster-tenants", "/cluster-tenants/acme", "/cluster-tenants/acme/members", "/audit"] {
+            let page = send(&fleet, Method::GET, path, None, false).await;
+            assert_eq!(page.status, StatusCode::OK, "{path}");
+        }
+        for path in ["/", "/users", "/groups", "/policies"] {
+            let page = send(&silo, Method::GET, path, None, false).await;
+            assert_eq!(page.status, StatusCode::OK, "{path}");
+        }
+    }
+    let opened = (opened.load(Ordering::SeqCst), silo_opened.load(Ordering::SeqCst));
+    assert!(opened.0 <= 4 && opened.1 <= 4, "connections opened (fleet, silo): {opened:?}; a pool holds at most 4");
 }
 
 #[sqlx::test(migrations = false)]

@@ -43,6 +43,23 @@ pub async fn fleet_db(pool: &PgPool) -> PgPool {
     pool.clone()
 }
 
+/// A pool on the same database as `pool` that counts the connections it opens (a connection a
+/// cancelled query left dirty is closed and replaced, so churn shows up here).
+pub async fn counting_pool(pool: &PgPool) -> (PgPool, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let opened = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = opened.clone();
+    let counted = PgPoolOptions::new()
+        .max_connections(4)
+        .after_connect(move |_, _| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Ok(()) })
+        })
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    (counted, opened)
+}
+
 /// A second, migrated silo database beside the test's own.
 pub async fn silo_db(pool: &PgPool) -> PgPool {
     let options = pool.connect_options();

@@ -50,44 +50,41 @@ pub fn BillingPage() -> impl IntoView {
     view! {
         <Title text="Billing" />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let (saved, query) = (saved.clone(), query.clone());
-                Suspend::new(async move {
-                    if !enabled {
-                        return view! { <crate::pages::shared::NotFound /> }.into_any();
-                    }
-                    let operator = can(current_principal().as_ref(), Action::ManageBilling);
-                    let filtered = query.q.is_some() || query.plan.is_some() || query.status.is_some();
-                    let overview = billing_overview(query).await;
-                    let plans = if operator { Some(billing_plans().await) } else { None };
-                    let account = my_billing_account().await;
-                    let description = if operator {
-                        "What each customer owes this month and why: plans, usage and statements. Statements are exported, not charged."
-                    } else {
-                        "Your billing account, and the billing of the customers you own or administer."
-                    };
-                    let notice = saved.map(|what| {
-                        let text = if what == "account" { "Billing account saved.".to_owned() } else { format!("Plan “{what}” defined.") };
-                        view! { <Notice tone="ok">{text}</Notice> }
-                    });
-                    view! {
-                        <PageHeader title="Billing" description=description />
-                        {notice}
-                        {match overview {
-                            // Non-operators without customers of their own see only their account.
-                            Ok(o) if operator || filtered || o.total > 0 => view! { <Overview overview=o /> }.into_any(),
-                            Ok(_) => ().into_any(),
-                            Err(error) => view! { <ErrorView error /> }.into_any(),
-                        }}
-                        {plans.map(|p| match p {
-                            Ok(plans) => view! { <Plans plans /> }.into_any(),
-                            Err(error) => view! { <ErrorView error /> }.into_any(),
-                        })}
-                        <Account account />
-                    }
-                        .into_any()
-                })
-            }}
+            {Suspend::new(async move {
+                if !enabled {
+                    return view! { <crate::pages::shared::NotFound /> }.into_any();
+                }
+                let operator = can(current_principal().as_ref(), Action::ManageBilling);
+                let filtered = query.q.is_some() || query.plan.is_some() || query.status.is_some();
+                let overview = billing_overview(query).await;
+                let plans = if operator { Some(billing_plans().await) } else { None };
+                let account = my_billing_account().await;
+                let description = if operator {
+                    "What each customer owes this month and why: plans, usage and statements. Statements are exported, not charged."
+                } else {
+                    "Your billing account, and the billing of the customers you own or administer."
+                };
+                let notice = saved.map(|what| {
+                    let text = if what == "account" { "Billing account saved.".to_owned() } else { format!("Plan “{what}” defined.") };
+                    view! { <Notice tone="ok">{text}</Notice> }
+                });
+                view! {
+                    <PageHeader title="Billing" description=description />
+                    {notice}
+                    {match overview {
+                        // Non-operators without customers of their own see only their account.
+                        Ok(o) if operator || filtered || o.total > 0 => view! { <Overview overview=o /> }.into_any(),
+                        Ok(_) => ().into_any(),
+                        Err(error) => view! { <ErrorView error /> }.into_any(),
+                    }}
+                    {plans.map(|p| match p {
+                        Ok(plans) => view! { <Plans plans /> }.into_any(),
+                        Err(error) => view! { <ErrorView error /> }.into_any(),
+                    })}
+                    <Account account />
+                }
+                    .into_any()
+            })}
         </Suspense>
     }
 }

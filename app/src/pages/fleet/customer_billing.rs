@@ -32,15 +32,12 @@ pub fn CustomerBillingPage() -> impl IntoView {
     view! {
         <Title text=format!("Billing · {name}") />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let (name, month, saved) = (name.clone(), month.clone(), saved.clone());
-                Suspend::new(async move {
-                    match customer_billing(name.clone(), month).await {
-                        Ok(billing) => view! { <Billing name billing saved /> }.into_any(),
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
-                    }
-                })
-            }}
+            {Suspend::new(async move {
+                match customer_billing(name.clone(), month).await {
+                    Ok(billing) => view! { <Billing name billing saved /> }.into_any(),
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

@@ -39,7 +39,7 @@ pub fn DnsPage() -> impl IntoView {
         {checked.map(|name| view! { <Notice tone="ok">{format!("Checked {name} just now.")}</Notice> })}
         {saved.then(|| view! { <Notice tone="ok">"The certificate issuer was saved."</Notice> })}
         <Suspense fallback=|| view! { <p class="muted">"Loading the issuer…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match get_platform_dns().await {
                     Ok(issuer) => view! { <IssuerCard view=issuer /> }.into_any(),
                     Err(error) => view! { <ErrorView error /> }.into_any(),
@@ -47,7 +47,7 @@ pub fn DnsPage() -> impl IntoView {
             })}
         </Suspense>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 let overview = match get_dns_overview().await {
                     Ok(o) => o,
                     Err(error) => return view! { <ErrorView error /> }.into_any(),

@@ -33,7 +33,7 @@ pub fn IdentityPage() -> impl IntoView {
             description="The fleet's link to Zitadel: the service-account key it signs in with, its rotation, and the customers' sign-in organisations."
         />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match get_identity_overview().await {
                     Ok(overview) if !overview.configured => view! { <NotConfigured /> }.into_any(),
                     Ok(overview) => view! { <Configured overview /> }.into_any(),

@@ -37,7 +37,7 @@ pub fn MigrationsPage() -> impl IntoView {
         />
         {started.map(|id| view! { <Notice tone="ok">{format!("Run {id} started; this page follows it.")}</Notice> })}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match get_migrations().await {
                     Ok(view) => view! { <Migrations view /> }.into_any(),
                     Err(error) => view! { <ErrorView error /> }.into_any(),

@@ -57,19 +57,16 @@ pub fn AuditLogPage(role: Role) -> impl IntoView {
             <button type="submit" class="btn">"Apply"</button>
         </form>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let query = query.clone();
-                Suspend::new(async move {
-                    match fetch(role, query.clone()).await {
-                        Ok(page) if page.entries.is_empty() => {
-                            view! { <EmptyState title="Nothing recorded" body="No entries match. Sign-ins and changes appear here." /> }
-                                .into_any()
-                        }
-                        Ok(page) => view! { <Entries page query /> }.into_any(),
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
+            {Suspend::new(async move {
+                match fetch(role, query.clone()).await {
+                    Ok(page) if page.entries.is_empty() => {
+                        view! { <EmptyState title="Nothing recorded" body="No entries match. Sign-ins and changes appear here." /> }
+                            .into_any()
                     }
-                })
-            }}
+                    Ok(page) => view! { <Entries page query /> }.into_any(),
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

@@ -38,24 +38,21 @@ pub fn SessionsPage(role: Role) -> impl IntoView {
             <RevokeButton what=RevokeSessions::MyOthers label="Sign out my other sessions".to_owned() />
         </PageHeader>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let me = me.clone();
-                Suspend::new(async move {
-                    match fetch(role).await {
-                        Ok(sessions) if sessions.is_empty() => {
-                            view! {
-                                <EmptyState
-                                    title="No browser sessions"
-                                    body="Sessions appear here when people sign in through the identity provider (the development identity and API tokens have none)."
-                                />
-                            }
-                                .into_any()
+            {Suspend::new(async move {
+                match fetch(role).await {
+                    Ok(sessions) if sessions.is_empty() => {
+                        view! {
+                            <EmptyState
+                                title="No browser sessions"
+                                body="Sessions appear here when people sign in through the identity provider (the development identity and API tokens have none)."
+                            />
                         }
-                        Ok(sessions) => view! { <SessionTable role sessions me /> }.into_any(),
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
+                            .into_any()
                     }
-                })
-            }}
+                    Ok(sessions) => view! { <SessionTable role sessions me /> }.into_any(),
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

@@ -29,37 +29,34 @@ pub fn AccessPage() -> impl IntoView {
         <Title text="Effective access" />
         <PageHeader title="Effective access" description="Pick a user to see every model, policy and limit that applies to them, and why — computed by the same rules that enforce them." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let user = user.clone();
-                Suspend::new(async move {
-                    let users = match list_users(UserFilter::default()).await {
-                        Ok(list) => list.users,
-                        Err(error) => return view! { <ErrorView error /> }.into_any(),
-                    };
-                    let picker = view! {
-                        <form class="filters" method="get" action="/access">
-                            <label>
-                                "User "
-                                <select name="user" id="access-user">
-                                    <option value="">"Choose…"</option>
-                                    {users.iter().map(|u| {
-                                        let selected = u.name == user;
-                                        view! { <option value=u.name.clone() selected=selected>{format!("{} ({})", u.display_name, u.name)}</option> }
-                                    }).collect_view()}
-                                </select>
-                            </label>
-                            <button type="submit" class="btn">"Show"</button>
-                        </form>
-                    };
-                    if user.is_empty() {
-                        return view! { {picker} <p class="muted">"Choose a user."</p> }.into_any();
-                    }
-                    match load_effective_access(user.clone()).await {
-                        Ok(access) => view! { {picker} <Effective access /> }.into_any(),
-                        Err(error) => view! { {picker} <ErrorView error /> }.into_any(),
-                    }
-                })
-            }}
+            {Suspend::new(async move {
+                let users = match list_users(UserFilter::default()).await {
+                    Ok(list) => list.users,
+                    Err(error) => return view! { <ErrorView error /> }.into_any(),
+                };
+                let picker = view! {
+                    <form class="filters" method="get" action="/access">
+                        <label>
+                            "User "
+                            <select name="user" id="access-user">
+                                <option value="">"Choose…"</option>
+                                {users.iter().map(|u| {
+                                    let selected = u.name == user;
+                                    view! { <option value=u.name.clone() selected=selected>{format!("{} ({})", u.display_name, u.name)}</option> }
+                                }).collect_view()}
+                            </select>
+                        </label>
+                        <button type="submit" class="btn">"Show"</button>
+                    </form>
+                };
+                if user.is_empty() {
+                    return view! { {picker} <p class="muted">"Choose a user."</p> }.into_any();
+                }
+                match load_effective_access(user.clone()).await {
+                    Ok(access) => view! { {picker} <Effective access /> }.into_any(),
+                    Err(error) => view! { {picker} <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

@@ -84,15 +84,12 @@ pub fn BudgetsPage() -> impl IntoView {
         <Title text="Budgets" />
         <PageHeader title="Budgets" description="Spending limits for the whole silo, groups and users. A reached limit blocks the keys it covers until its period resets." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let period = period.clone();
-                Suspend::new(async move {
-                    match load_budgets(period).await {
-                        Ok(o) => view! { <Budgets o /> }.into_any(),
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
-                    }
-                })
-            }}
+            {Suspend::new(async move {
+                match load_budgets(period).await {
+                    Ok(o) => view! { <Budgets o /> }.into_any(),
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

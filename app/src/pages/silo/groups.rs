@@ -38,7 +38,7 @@ pub fn GroupsPage() -> impl IntoView {
         <Title text="Groups" />
         <PageHeader title="Groups" description="Sets of users by organisation, department, team, project or person. Groups from the identity provider's groups claim are mirrored at sign-in." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 let loaded = async { Ok::<_, crate::error::AppError>((list_groups().await?, list_users(UserFilter::default()).await?)) }.await;
                 match loaded {
                     Ok((groups, users)) => {

@@ -21,7 +21,7 @@ pub fn MembersPage() -> impl IntoView {
         <PageHeader title="Members" description="Who belongs to this customer, as the fleet reports it." />
         {manage_link()}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match list_members().await {
                     Ok(members) if members.is_empty() => {
                         view! {

@@ -98,7 +98,7 @@ pub fn ModelsPage() -> impl IntoView {
         <Title text="Models" />
         <PageHeader title="Models" description="Provider keys, the models users can ask for, how requests are spread and where they fall back to." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match load_models().await {
                     Ok(o) => view! { <Models o /> }.into_any(),
                     Err(error) => view! { <ErrorView error /> }.into_any(),

@@ -18,7 +18,7 @@ pub fn SiloOverviewPage() -> impl IntoView {
     view! {
         <Title text="Overview" />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match silo_overview().await {
                     Ok(o) => {
                         view! {

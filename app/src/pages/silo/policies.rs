@@ -98,7 +98,7 @@ pub fn PoliciesPage() -> impl IntoView {
         <Title text="Policies" />
         <PageHeader title="Policies and grants" description="What users' assistants may reach (policies) and which models they may use (grants)." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match load_policies().await {
                     Ok(o) => {
                         let grant_form = grant_fields(&o);

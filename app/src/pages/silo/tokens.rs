@@ -29,7 +29,7 @@ pub fn TokensPage() -> impl IntoView {
             description="Bearer tokens (ocp_…) for scripts and CI. A token acts for you, with a role no higher than yours."
         />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {Suspend::new(async move {
                 match list_tokens().await {
                     // While a new token's secret is shown, the (older) list below is hidden: it
                     // is read again on "Done" (`.tokens:has(.secret)` in the stylesheet).

@@ -135,29 +135,26 @@ pub fn UsersPage() -> impl IntoView {
         <Title text="Users" />
         <PageHeader title="Users" description="The people using this silo's assistants. Each has a LiteLLM key carrying their allowed models and limits." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let filter = filter.clone();
-                Suspend::new(async move {
-                    match list_users(filter.clone()).await {
-                        Ok(list) => {
-                            let form_fields = user_fields(None, &list.policies);
-                            let teams = list.teams.clone();
-                            view! {
-                                <EnforcementBanner sync=list.enforcement.clone() />
-                                <details class="card" open=(list.users.is_empty() && filter.q.is_none()) || forms::echoed("new-user")>
-                                    <summary>"New user"</summary>
-                                    <PortalForm id="new-user".to_owned() fields=form_fields target=FormTarget::CreateUser submit_label="Create user".to_owned() done="/users".to_owned() />
-                                </details>
-                                <UserFilters filter=filter.clone() teams=teams />
-                                <UserTable users=list.users />
-                                <Pagination page=filter.page.unwrap_or(1) per_page=USERS_PER_PAGE total=list.total href=move |p| filter.href(p) />
-                            }
-                            .into_any()
+            {Suspend::new(async move {
+                match list_users(filter.clone()).await {
+                    Ok(list) => {
+                        let form_fields = user_fields(None, &list.policies);
+                        let teams = list.teams.clone();
+                        view! {
+                            <EnforcementBanner sync=list.enforcement.clone() />
+                            <details class="card" open=(list.users.is_empty() && filter.q.is_none()) || forms::echoed("new-user")>
+                                <summary>"New user"</summary>
+                                <PortalForm id="new-user".to_owned() fields=form_fields target=FormTarget::CreateUser submit_label="Create user".to_owned() done="/users".to_owned() />
+                            </details>
+                            <UserFilters filter=filter.clone() teams=teams />
+                            <UserTable users=list.users />
+                            <Pagination page=filter.page.unwrap_or(1) per_page=USERS_PER_PAGE total=list.total href=move |p| filter.href(p) />
                         }
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
+                        .into_any()
                     }
-                })
-            }}
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }
@@ -238,33 +235,30 @@ pub fn UserPage() -> impl IntoView {
     view! {
         <Title text=name.clone() />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let name = name.clone();
-                Suspend::new(async move {
-                    let found = list_users(UserFilter::default()).await.and_then(|list| {
-                        let user = list.users.into_iter().find(|u| u.name == name).ok_or_else(|| crate::error::AppError::NotFound {
-                            code: "TENANT_NOT_FOUND".into(),
-                            message: format!("No user named “{name}” exists in this silo."),
-                        })?;
-                        Ok((user, list.policies))
-                    });
-                    match found {
-                        Ok((user, policies)) => {
-                            let fields = user_fields(Some(&user), &policies);
-                            let access_href = format!("/access?user={}", user.name);
-                            view! {
-                                <PageHeader title=format!("{} ({})", user.display_name, user.name) description=format!("Created by {} · subject {}", user.origin, user.subject)>
-                                    <a class="btn" href=access_href>"Effective access"</a>
-                                </PageHeader>
-                                <PortalForm id="edit-user".to_owned() fields target=FormTarget::UpdateUser(user.name.clone()) submit_label="Save changes".to_owned() done=format!("/users/{}", user.name) />
-                                <KeyCard user=user.clone() />
-                            }
-                            .into_any()
+            {Suspend::new(async move {
+                let found = list_users(UserFilter::default()).await.and_then(|list| {
+                    let user = list.users.into_iter().find(|u| u.name == name).ok_or_else(|| crate::error::AppError::NotFound {
+                        code: "TENANT_NOT_FOUND".into(),
+                        message: format!("No user named “{name}” exists in this silo."),
+                    })?;
+                    Ok((user, list.policies))
+                });
+                match found {
+                    Ok((user, policies)) => {
+                        let fields = user_fields(Some(&user), &policies);
+                        let access_href = format!("/access?user={}", user.name);
+                        view! {
+                            <PageHeader title=format!("{} ({})", user.display_name, user.name) description=format!("Created by {} · subject {}", user.origin, user.subject)>
+                                <a class="btn" href=access_href>"Effective access"</a>
+                            </PageHeader>
+                            <PortalForm id="edit-user".to_owned() fields target=FormTarget::UpdateUser(user.name.clone()) submit_label="Save changes".to_owned() done=format!("/users/{}", user.name) />
+                            <KeyCard user=user.clone() />
                         }
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
+                        .into_any()
                     }
-                })
-            }}
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

@@ -44,8 +44,7 @@ pub fn ClusterTenantDetail() -> impl IntoView {
     view! {
         {notice.map(|n| view! { <Notice tone="ok">{n}</Notice> })}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let name = name.clone();
+            {{
                 let base = ui.base_domain.clone();
                 Suspend::new(async move {
                     let loaded = match get_cluster_tenant(name.clone()).await {
@@ -172,18 +171,15 @@ fn CustomerDnsCard(name: String) -> impl IntoView {
         <section class="card" aria-labelledby="dns-h">
             <h2 id="dns-h">"DNS and certificate"</h2>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || {
-                    let (name, done) = (name.clone(), done.clone());
-                    Suspend::new(async move {
-                        match crate::api::fleet::get_customer_dns(name.clone()).await {
-                            Ok(dns) => view! {
-                                <crate::pages::fleet::dns::DnsHosts hosts=dns.hosts cluster_tenant=name done probing=dns.probing />
-                            }
-                            .into_any(),
-                            Err(error) => view! { <ErrorView error /> }.into_any(),
+                {Suspend::new(async move {
+                    match crate::api::fleet::get_customer_dns(name.clone()).await {
+                        Ok(dns) => view! {
+                            <crate::pages::fleet::dns::DnsHosts hosts=dns.hosts cluster_tenant=name done probing=dns.probing />
                         }
-                    })
-                }}
+                        .into_any(),
+                        Err(error) => view! { <ErrorView error /> }.into_any(),
+                    }
+                })}
             </Suspense>
         </section>
     }

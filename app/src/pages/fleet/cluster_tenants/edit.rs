@@ -20,8 +20,7 @@ pub fn EditClusterTenant() -> impl IntoView {
     let name = use_params_map().with_untracked(|p| p.get("name").unwrap_or_default());
     view! {
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let name = name.clone();
+            {{
                 let validation = ui.validation.clone();
                 let is_operator = current_principal().is_some_and(|p| p.is_platform_operator);
                 Suspend::new(async move {

@@ -33,15 +33,12 @@ pub fn ClusterTenantList() -> impl IntoView {
         </PageHeader>
         {deleted.map(|name| view! { <Notice tone="ok">{format!("Customer “{name}” was deleted.")}</Notice> })}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || {
-                let query = query.clone();
-                Suspend::new(async move {
-                    match list_cluster_tenants(query).await {
-                        Ok(page) => view! { <ListBody page /> }.into_any(),
-                        Err(error) => view! { <ErrorView error /> }.into_any(),
-                    }
-                })
-            }}
+            {Suspend::new(async move {
+                match list_cluster_tenants(query).await {
+                    Ok(page) => view! { <ListBody page /> }.into_any(),
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }
