@@ -4,6 +4,7 @@
 
 pub mod assets;
 pub mod auth;
+pub mod compression;
 pub mod csrf;
 pub mod error;
 pub mod forms;
@@ -146,6 +147,9 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
     Router::new()
         .fallback_service(routed)
         .layer(middleware::from_fn_with_state(state, forms::handle))
+        // Outside the form layer, so a form's answer is seen with its `no-store`.
+        .layer(middleware::from_fn(compression::note_who_started))
+        .layer(compression::layer())
         .layer(middleware::from_fn(move |req, next| csrf::protect(https, req, next)))
         .layer(middleware::from_fn_with_state((auth.clone(), pool), auth::authenticate))
         .layer(Extension(auth))

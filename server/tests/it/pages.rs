@@ -158,6 +158,49 @@ async fn pages_run_their_loaders_once_and_keep_their_connections(pool: PgPool) {
     assert!(opened.0 <= 4 && opened.1 <= 4, "connections opened (fleet, silo): {opened:?}; a pool holds at most 4");
 }
 
+/// Issue 20: pages go gzip-compressed to a browser that accepts it when this site started the
+/// request or the user did (`Sec-Fetch-Site: same-origin` / `none`); a request another site
+/// started, or a client that does not say, gets the page in full — so nobody can turn the page's
+/// size into an oracle (BREACH). A page that shows a secret is never compressed (the forms test).
+#[sqlx::test(migrations = false)]
+async fn pages_are_compressed_only_for_requests_this_site_started(pool: PgPool) {
+    let silo_db = support::silo_db(&pool).await;
+    opencrane_silo_db::memberships::upsert(&silo_db, "acme", "ana", "owner", "active").await.unwrap();
+    let silo = support::silo(silo_db, true);
+    let plain = support::send_with(&silo, Method::GET, "/members", None, &[]).await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert!(!plain.headers.contains_key("content-encoding"));
+    for started in ["same-origin", "none"] {
+        let page = support::send_with(
+            &silo,
+            Method::GET,
+            "/members",
+            None,
+            &[("accept-encoding", "gzip"), ("sec-fetch-site", started)],
+        )
+        .await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert_eq!(page.headers["content-encoding"], "gzip", "{started}");
+        assert!(page.bytes.len() * 2 < plain.bytes.len(), "{} of {} bytes", page.bytes.len(), plain.bytes.len());
+        let mut gunzip = std::process::Command::new("gzip")
+            .arg("-dc")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut gunzip.stdin.take().unwrap(), &page.bytes).unwrap();
+        let html = String::from_utf8(gunzip.wait_with_output().unwrap().stdout).unwrap();
+        assert!(html.contains(r#"<body data-role="silo""#) && html.contains("ana"), "{html}");
+    }
+    for elsewhere in
+        [vec![("accept-encoding", "gzip"), ("sec-fetch-site", "cross-site")], vec![("accept-encoding", "gzip")]]
+    {
+        let page = support::send_with(&silo, Method::GET, "/members", None, &elsewhere).await;
+        assert!(!page.headers.contains_key("content-encoding"), "{elsewhere:?}");
+        assert!(page.text.contains("ana"));
+    }
+}
+
 #[sqlx::test(migrations = false)]
 async fn big_silos_page_their_users_and_cap_their_spend_tables(pool: PgPool) {
     use opencrane_silo_db::{budgets, tenants};

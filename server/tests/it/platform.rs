@@ -88,3 +88,44 @@ async fn concurrent_migrations_are_safe_and_idempotent(pool: PgPool) {
     let drift = opencrane_db::migrate(&pool, opencrane_db::Schema::Fleet).await.unwrap_err();
     assert!(drift.to_string().contains("modified"), "{drift}");
 }
+
+/// Issue 20 and reliability goal D4: the server's pool hands out a connection used within the last
+/// few seconds without pinging it first (a round trip less per query). A connection the database
+/// dropped inside that window costs one request — a 503 with only the request id, never a hang
+/// or a 500 — and is replaced: the next request is served.
+#[sqlx::test(migrations = false)]
+async fn a_connection_the_database_dropped_costs_one_request_at_most(pool: PgPool) {
+    let db = support::fleet_db(&pool).await;
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let database = pool.connect_options().get_database().unwrap().to_owned();
+    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    let settings = opencrane_db::PoolSettings { max_connections: 1, ..opencrane_db::PoolSettings::default() };
+    let served = opencrane_db::connect_lazy(&url, &settings).unwrap();
+    let fleet = support::fleet(served.clone(), Features::default(), false);
+    let first = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, true).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&served).await.unwrap();
+    // sqlx checks a connection as it comes back (one round trip); drop it only once it is idle.
+    while served.num_idle() == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let dropped: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&db).await.unwrap();
+    assert!(dropped);
+    // The signal is asynchronous: wait until the backend has gone.
+    for _ in 0..100 {
+        let alive: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
+            .bind(pid)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let failed = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, true).await;
+    assert_eq!(failed.status, StatusCode::SERVICE_UNAVAILABLE, "{}", failed.text);
+    assert!(!failed.text.contains("terminat"), "no database detail leaves: {}", failed.text);
+    let next = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, true).await;
+    assert_eq!(next.status, StatusCode::OK, "the pool opened a new connection: {}", next.text);
+}
