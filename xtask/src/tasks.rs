@@ -107,9 +107,13 @@ impl TestDatabase {
             .filter(|p| p.extension().is_some_and(|x| x == "sql"))
             .collect();
         files.sort();
+        // Each in one transaction, as sqlx applies them.
         for file in files {
             quiet(
-                Command::new(&psql).arg(self.server.url(name)).args(["-q", "-v", "ON_ERROR_STOP=1", "-f"]).arg(&file),
+                Command::new(&psql)
+                    .arg(self.server.url(name))
+                    .args(["-q", "-1", "-v", "ON_ERROR_STOP=1", "-f"])
+                    .arg(&file),
             )?;
         }
         Ok(self.server.url(name))

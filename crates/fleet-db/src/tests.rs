@@ -237,6 +237,73 @@ async fn keyset_pages_return_every_row_once_while_rows_are_inserted(pool: PgPool
     assert!(!foreign.fits(SortKey::CreatedAt) && !foreign.fits(SortKey::SeatCap) && !foreign.fits(SortKey::Name));
 }
 
+/// Issue 20: the list's total comes from the tally the database keeps per phase and tier; it
+/// matches a count of the rows after single and bulk inserts, status writes that move rows
+/// between phases (and ones that do not), tier changes, deletes (cascading or not) and a truncate,
+/// for every phase and tier filter.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn the_tally_counts_what_a_scan_counts(pool: PgPool) {
+    async fn agrees(pool: &PgPool, when: &str) {
+        let phases = [None, Some("pending"), Some("provisioning"), Some("ready"), Some("failed"), Some("deleting")];
+        for phase in phases {
+            for tier in [None, Some("shared"), Some("dedicatedNodes")] {
+                let filter = ListFilter {
+                    phase: phase.map(str::to_owned),
+                    isolation_tier: tier.map(str::to_owned),
+                    ..ListFilter::default()
+                };
+                let tallied = cluster_tenants::count(pool, &filter).await.unwrap();
+                let scanned: i64 = sqlx::query_scalar(
+                    "SELECT count(*) FROM cluster_tenants WHERE ($1::text IS NULL OR phase = $1)
+                       AND ($2::text IS NULL OR isolation_tier = $2)",
+                )
+                .bind(phase)
+                .bind(tier)
+                .fetch_one(pool)
+                .await
+                .unwrap();
+                assert_eq!(tallied, scanned, "{when}: phase {phase:?}, tier {tier:?}");
+            }
+        }
+    }
+    agrees(&pool, "empty").await;
+    seed(&pool, "one").await;
+    agrees(&pool, "one insert").await;
+    sqlx::query(
+        "INSERT INTO cluster_tenants (name, display_name, isolation_tier, phase)
+         SELECT 'bulk-' || i, 'Bulk', (ARRAY['shared', 'dedicatedNodes'])[1 + i % 2],
+                (ARRAY['pending', 'provisioning', 'ready', 'failed'])[1 + i % 4]
+         FROM generate_series(1, 40) i",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    agrees(&pool, "a bulk insert").await;
+    sqlx::query("UPDATE cluster_tenants SET message = 'still here'").execute(&pool).await.unwrap();
+    agrees(&pool, "a write that moves nothing").await;
+    sqlx::query("UPDATE cluster_tenants SET phase = 'ready' WHERE phase = 'provisioning'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE cluster_tenants SET isolation_tier = 'shared', phase = 'deleting' WHERE name LIKE 'bulk-1%'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    agrees(&pool, "phase and tier changes").await;
+    sqlx::query("DELETE FROM cluster_tenants WHERE phase = 'failed' OR name = 'one'").execute(&pool).await.unwrap();
+    agrees(&pool, "deletes").await;
+    // A search or a name restriction counts the rows themselves.
+    let search = ListFilter { search: Some("bulk-3".into()), ..ListFilter::default() };
+    let scanned: i64 = sqlx::query_scalar("SELECT count(*) FROM cluster_tenants WHERE name LIKE 'bulk-3%'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(scanned > 1);
+    assert_eq!(cluster_tenants::count(&pool, &search).await.unwrap(), scanned);
+    sqlx::query("TRUNCATE cluster_tenants CASCADE").execute(&pool).await.unwrap();
+    agrees(&pool, "a truncate").await;
+}
+
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
 async fn list_counts_only_active_members_as_seats(pool: PgPool) {
     seed(&pool, "acme").await;
