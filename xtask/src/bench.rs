@@ -400,11 +400,13 @@ fn measure(port: u16, path: &str) -> Result<(f64, f64, f64, u64)> {
     wrk(&url)
 }
 
-/// The bytes of `path`'s response body as a browser that accepts gzip receives it, and the body.
-fn fetch(port: u16, path: &str) -> Result<(u64, String)> {
+/// The bytes of `path`'s response body as a browser that accepts gzip receives it (following a
+/// link of the site, so `Sec-Fetch-Site: same-origin`), and the body; `plain` asks for it
+/// uncompressed instead (to read the page).
+fn fetch(port: u16, path: &str, plain: bool) -> Result<(u64, String)> {
     let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).map_err(|e| e.to_string())?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+    let encoding = if plain { "" } else { "Accept-Encoding: gzip\r\nSec-Fetch-Site: same-origin\r\n" };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{encoding}Connection: close\r\n\r\n");
     std::io::Write::write_all(&mut stream, request.as_bytes()).map_err(|e| e.to_string())?;
     let mut reply = Vec::new();
     stream.read_to_end(&mut reply).map_err(|e| e.to_string())?;
@@ -416,13 +418,14 @@ fn fetch(port: u16, path: &str) -> Result<(u64, String)> {
 /// Bytes on the wire for a first visit of `path` (the page, its stylesheet, and the glue and
 /// wasm when the page has an island) and a repeat one (the page: the hashed files are cached).
 fn visit_bytes(port: u16, path: &str) -> Result<(u64, u64)> {
-    let (page, html) = fetch(port, path)?;
+    let (page, _) = fetch(port, path, false)?;
+    let (_, html) = fetch(port, path, true)?;
     let mut first = page;
     let assets = html.split('"').filter(|part| part.starts_with("/pkg/opencrane.")).map(str::to_owned);
     let islands = html.contains("<leptos-island");
     for asset in assets.collect::<std::collections::BTreeSet<_>>() {
         if asset.ends_with(".css") || islands {
-            first += fetch(port, &asset)?.0;
+            first += fetch(port, &asset, false)?.0;
         }
     }
     Ok((first, page))
