@@ -129,3 +129,45 @@ async fn a_connection_the_database_dropped_costs_one_request_at_most(pool: PgPoo
     let next = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, true).await;
     assert_eq!(next.status, StatusCode::OK, "the pool opened a new connection: {}", next.text);
 }
+
+/// Issue 20: the server's sessions plan each run of a list query for its own parameters. Postgres
+/// otherwise may move a prepared statement to one generic plan after five runs — here, jumps deep
+/// into the list make the custom plans look expensive — and for the list's keyset cursor and
+/// optional filters (`NOT $9 OR (…) > (…)`, `$1 IS NULL OR …`) that plan uses no index: every later
+/// page reached by Next on that connection walks the list from the top.
+#[sqlx::test(migrations = false)]
+async fn list_queries_are_planned_for_their_parameters_on_every_run(pool: PgPool) {
+    use opencrane_fleet_db::cluster_tenants::{self, Cursor, ListFilter, SortKey, Start};
+    let db = support::fleet_db(&pool).await;
+    sqlx::raw_sql(
+        "INSERT INTO cluster_tenants (name, display_name) SELECT 'c-' || i, 'Customer ' || md5(i::text)
+         FROM generate_series(1, 10000) i; ANALYZE cluster_tenants",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let database = pool.connect_options().get_database().unwrap().to_owned();
+    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    let settings = opencrane_db::PoolSettings { max_connections: 1, ..opencrane_db::PoolSettings::default() };
+    let served = opencrane_db::connect_lazy(&url, &settings).unwrap();
+    let mut conn = served.acquire().await.unwrap();
+    let all = ListFilter::default();
+    let mut cursor = None;
+    for _ in 0..10 {
+        let page = cluster_tenants::list(&mut conn, &all, SortKey::DisplayName, true, 51, Start::Offset(7449)).await;
+        cursor = page.unwrap().last().map(|r| Cursor::of(&r.row, SortKey::DisplayName));
+    }
+    let cursor = cursor.unwrap();
+    for _ in 0..5 {
+        cluster_tenants::list(&mut conn, &all, SortKey::DisplayName, true, 51, Start::After(&cursor)).await.unwrap();
+    }
+    let plans: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements
+         WHERE statement LIKE '%FROM cluster_tenants ct%' AND statement NOT LIKE '%pg_prepared_statements%'",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(plans, vec![(0, 15)], "(generic, custom) plans of the list statement");
+}
