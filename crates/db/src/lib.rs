@@ -152,10 +152,17 @@ pub const PING_AFTER_IDLE: Duration = Duration::from_secs(5);
 /// 150 by Next fell from 502 to 56 requests/s on those connections. Planning these statements
 /// costs a fraction of a millisecond.
 pub fn connect_lazy(url: &str, settings: &PoolSettings) -> Result<PgPool, sqlx::Error> {
-    let options = url.parse::<PgConnectOptions>()?.options([("plan_cache_mode", "force_custom_plan")]);
+    let options: PgConnectOptions = url.parse()?;
     Ok(PgPoolOptions::new()
         .max_connections(settings.max_connections)
         .acquire_timeout(settings.acquire_timeout)
+        // A `SET` rather than a startup parameter, which connection poolers such as PgBouncer refuse.
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("SET plan_cache_mode = force_custom_plan").await?;
+                Ok(())
+            })
+        })
         .test_before_acquire(false)
         .before_acquire(|conn, meta| {
             Box::pin(async move {
