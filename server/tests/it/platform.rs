@@ -96,11 +96,7 @@ async fn concurrent_migrations_are_safe_and_idempotent(pool: PgPool) {
 #[sqlx::test(migrations = false)]
 async fn a_connection_the_database_dropped_costs_one_request_at_most(pool: PgPool) {
     let db = support::fleet_db(&pool).await;
-    let base = std::env::var("DATABASE_URL").unwrap();
-    let database = pool.connect_options().get_database().unwrap().to_owned();
-    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
-    let settings = opencrane_db::PoolSettings { max_connections: 1, ..opencrane_db::PoolSettings::default() };
-    let served = opencrane_db::connect_lazy(&url, &settings).unwrap();
+    let served = support::server_pool(&pool);
     let fleet = support::fleet(served.clone(), Features::default(), false);
     let first = send(&fleet, Method::GET, "/api/v1/cluster-tenants", None, true).await;
     assert_eq!(first.status, StatusCode::OK, "{}", first.text);
@@ -146,11 +142,7 @@ async fn list_queries_are_planned_for_their_parameters_on_every_run(pool: PgPool
     .execute(&db)
     .await
     .unwrap();
-    let base = std::env::var("DATABASE_URL").unwrap();
-    let database = pool.connect_options().get_database().unwrap().to_owned();
-    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
-    let settings = opencrane_db::PoolSettings { max_connections: 1, ..opencrane_db::PoolSettings::default() };
-    let served = opencrane_db::connect_lazy(&url, &settings).unwrap();
+    let served = support::server_pool(&pool);
     let mut conn = served.acquire().await.unwrap();
     let all = ListFilter::default();
     let mut cursor = None;

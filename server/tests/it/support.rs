@@ -60,6 +60,16 @@ pub async fn counting_pool(pool: &PgPool) -> (PgPool, std::sync::Arc<std::sync::
     (counted, opened)
 }
 
+/// The server's own kind of pool (`opencrane_db::connect_lazy`, its session settings and ping
+/// rule) on the test's database, with one connection.
+pub fn server_pool(pool: &PgPool) -> PgPool {
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let database = pool.connect_options().get_database().unwrap().to_owned();
+    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    let settings = opencrane_db::PoolSettings { max_connections: 1, ..opencrane_db::PoolSettings::default() };
+    opencrane_db::connect_lazy(&url, &settings).unwrap()
+}
+
 /// A second, migrated silo database beside the test's own.
 pub async fn silo_db(pool: &PgPool) -> PgPool {
     let options = pool.connect_options();
