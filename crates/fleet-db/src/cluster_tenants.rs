@@ -324,12 +324,17 @@ pub struct ListFilter {
 }
 
 impl ListFilter {
-    /// The search as an escaped `ILIKE` pattern.
+    /// The search as an escaped `LIKE` pattern, matched against the stored lower-cased
+    /// `search_text` (name, line break, display name) after the database lowers it too — so case
+    /// folds by the database's rules on both sides. Control characters are dropped: no name or
+    /// display name contains one, and a line break would otherwise match across the two.
     fn pattern(&self) -> Option<String> {
-        self.search.as_deref().filter(|s| !s.is_empty()).map(|s| {
-            let escaped = s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-            format!("%{escaped}%")
-        })
+        let search: String = self.search.as_deref()?.chars().filter(|c| !c.is_control()).collect();
+        if search.is_empty() {
+            return None;
+        }
+        let escaped = search.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        Some(format!("%{escaped}%"))
     }
 }
 
@@ -402,7 +407,7 @@ macro_rules! list_ordered_by {
                     ct.suspended, ct.termination_policy, ct.silo_version, ct.generation,
                     ct.observed_generation, ct.silo_url, ct.deletion_requested_at, ct.retained, ct.failed_attempts
              FROM cluster_tenants ct
-             WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
+             WHERE ($1::text IS NULL OR ct.search_text LIKE lower($1))
                AND ($2::text IS NULL OR ct.phase = $2)
                AND ($3::text IS NULL OR ct.isolation_tier = $3)
                AND ($6::text[] IS NULL OR ct.name = ANY($6))
@@ -568,7 +573,7 @@ pub async fn count(db: impl PgExecutor<'_>, filter: &ListFilter) -> Result<i64> 
     // language=PostgreSQL
     let n = sqlx::query_scalar!(
         r#"SELECT count(*) AS "n!" FROM cluster_tenants ct
-           WHERE ($1::text IS NULL OR ct.name ILIKE $1 OR ct.display_name ILIKE $1)
+           WHERE ($1::text IS NULL OR ct.search_text LIKE lower($1))
              AND ($2::text IS NULL OR ct.phase = $2)
              AND ($3::text IS NULL OR ct.isolation_tier = $3)
              AND ($4::text[] IS NULL OR ct.name = ANY($4))"#,
@@ -591,12 +596,12 @@ pub async fn names_to_probe(db: impl PgExecutor<'_>) -> Result<Vec<String>> {
         .await?)
 }
 
-/// Whether the customers list's substring search has its trigram indexes (the pg_trgm extension
-/// could be made); without them it scans the table.
+/// Whether the customers list's substring search has its trigram index (the pg_trgm extension
+/// could be made); without it the search scans the table.
 pub async fn search_indexed(db: impl PgExecutor<'_>) -> Result<bool> {
     // language=PostgreSQL
     Ok(sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'cluster_tenants_name_trgm') AS "indexed!""#
+        r#"SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'cluster_tenants_search_trgm') AS "indexed!""#
     )
     .fetch_one(db)
     .await?)
