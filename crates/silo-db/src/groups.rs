@@ -6,7 +6,7 @@ use opencrane_db::Result;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-/// A group with its member count.
+/// A group with its members.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupRow {
     /// Group id.
@@ -19,12 +19,21 @@ pub struct GroupRow {
     pub description: String,
     /// `local` or `idp`.
     pub source: String,
-    /// Number of members.
-    pub member_count: i64,
+    /// Its members' user names, in order.
+    pub members: Vec<String>,
     /// Created.
     pub created_at: DateTime<Utc>,
     /// Last change.
     pub updated_at: DateTime<Utc>,
+}
+
+/// A group's id and name (what pickers and target lookups need).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupName {
+    /// Group id.
+    pub id: Uuid,
+    /// Name, unique within its scope.
+    pub name: String,
 }
 
 /// One membership, with the group's name.
@@ -38,26 +47,33 @@ pub struct MembershipRow {
     pub tenant: String,
 }
 
-/// Every group, by scope and name.
+/// Every group with its members, by scope and name: one statement whatever the number of
+/// groups (each group's members aggregated where they are stored).
 pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<GroupRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         GroupRow,
         r#"SELECT g.id, g.name, g.scope, g.description, g.source, g.created_at, g.updated_at,
-                  (SELECT count(*) FROM group_members m WHERE m.group_id = g.id) AS "member_count!"
+                  array(SELECT m.tenant FROM group_members m WHERE m.group_id = g.id ORDER BY m.tenant) AS "members!"
            FROM groups g ORDER BY g.scope, g.name"#
     )
     .fetch_all(db)
     .await?)
 }
 
-/// One group.
+/// Every group's id and name, by scope and name.
+pub async fn names(db: impl PgExecutor<'_>) -> Result<Vec<GroupName>> {
+    // language=PostgreSQL
+    Ok(sqlx::query_as!(GroupName, "SELECT id, name FROM groups ORDER BY scope, name").fetch_all(db).await?)
+}
+
+/// One group with its members.
 pub async fn get(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<GroupRow>> {
     // language=PostgreSQL
     Ok(sqlx::query_as!(
         GroupRow,
         r#"SELECT g.id, g.name, g.scope, g.description, g.source, g.created_at, g.updated_at,
-                  (SELECT count(*) FROM group_members m WHERE m.group_id = g.id) AS "member_count!"
+                  array(SELECT m.tenant FROM group_members m WHERE m.group_id = g.id ORDER BY m.tenant) AS "members!"
            FROM groups g WHERE g.id = $1"#,
         id,
     )
@@ -99,14 +115,6 @@ pub async fn delete(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool> {
     // language=PostgreSQL
     let done = sqlx::query!("DELETE FROM groups WHERE id = $1", id).execute(db).await?;
     Ok(done.rows_affected() == 1)
-}
-
-/// The members of a group, by name.
-pub async fn members(db: impl PgExecutor<'_>, id: Uuid) -> Result<Vec<String>> {
-    // language=PostgreSQL
-    Ok(sqlx::query_scalar!("SELECT tenant FROM group_members WHERE group_id = $1 ORDER BY tenant", id)
-        .fetch_all(db)
-        .await?)
 }
 
 /// Makes `tenants` the members of a group, in one statement (unknown tenants fail with a

@@ -154,10 +154,16 @@ mod portal {
         groups::set_members(&mut *conn, eng, &["ana".into(), "bob".into()]).await.unwrap();
         groups::set_members(&mut *conn, eng, &["bob".into()]).await.unwrap();
         groups::set_members(&mut *conn, eng, &["bob".into()]).await.unwrap();
-        assert_eq!(groups::members(&pool, eng).await.unwrap(), ["bob"]);
+        assert_eq!(groups::get(&pool, eng).await.unwrap().unwrap().members, ["bob"]);
         let unknown = groups::set_members(&mut *conn, eng, &["ghost".into()]).await;
         assert!(matches!(unknown, Err(opencrane_db::Error::ForeignKeyViolation { .. })));
-        assert_eq!(groups::get(&pool, eng).await.unwrap().unwrap().member_count, 1);
+        groups::set_members(&mut *conn, eng, &["bob".into(), "ana".into()]).await.unwrap();
+        assert_eq!(
+            groups::list(&pool).await.unwrap().into_iter().find(|g| g.id == eng).unwrap().members,
+            ["ana", "bob"]
+        );
+        assert_eq!(groups::names(&pool).await.unwrap().iter().filter(|g| g.id == eng && g.name == "eng").count(), 1);
+        groups::set_members(&mut *conn, eng, &["bob".into()]).await.unwrap();
         assert!(groups::update(&pool, eng, "engineering", "team", "All engineers").await.unwrap());
 
         assert_eq!(groups::mirror_idp_groups(&mut conn, "ana", &["admins".into(), "ops".into()]).await.unwrap(), 2);

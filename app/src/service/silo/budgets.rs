@@ -125,7 +125,8 @@ pub async fn overview(state: &AppState, caller: &Caller, period: Option<String>)
         .filter(|n| still_holds(n, &limits))
         .map(|n| NoticeView { id: n.id, message: n.message, threshold: n.threshold, created_at: n.created_at })
         .collect();
-    let groups = groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
+    let groups =
+        groups::names(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
     let users =
         tenants::list(&state.pool, &TenantFilter::default()).await.map_err(db)?.into_iter().map(|t| t.name).collect();
     Ok(BudgetOverview {
@@ -214,7 +215,7 @@ pub async fn set_limit(state: &AppState, caller: &Caller, req: LimitRequest) -> 
     match level {
         "silo" => {}
         "group" => {
-            let all = groups::list(&state.pool).await.or_fail(caller)?;
+            let all = groups::names(&state.pool).await.or_fail(caller)?;
             match target.and_then(|t| all.iter().find(|g| g.id.to_string() == t || g.name == t)) {
                 Some(g) => group_id = Some(g.id),
                 None => errors.add("target", "Choose a group."),

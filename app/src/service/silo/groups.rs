@@ -26,38 +26,21 @@ pub(crate) fn parse_id(id: &str) -> Result<Uuid, AppError> {
     Uuid::parse_str(id.trim()).map_err(|_| group_not_found(id))
 }
 
-fn view_with(row: GroupRow, members: Vec<String>) -> GroupView {
+fn view(row: GroupRow) -> GroupView {
     GroupView {
         id: row.id.to_string(),
         name: row.name,
         scope: row.scope,
         description: row.description,
         source: row.source,
-        members,
+        members: row.members,
     }
 }
 
-async fn view(state: &AppState, caller: &Caller, row: GroupRow) -> Result<GroupView, AppError> {
-    let members = groups::members(&state.pool, row.id).await.or_fail(caller)?;
-    Ok(view_with(row, members))
-}
-
-/// Every group with its members: two statements whatever the number of groups.
+/// Every group with its members: one statement whatever the number of groups.
 pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<GroupView>, AppError> {
     admin_read(state, caller)?;
-    let rows = groups::list(&state.pool).await.or_fail(caller)?;
-    // Every membership at once, by user: each group's members come out in user order.
-    let mut members: std::collections::HashMap<Uuid, Vec<String>> = std::collections::HashMap::new();
-    for m in groups::memberships(&state.pool, None).await.or_fail(caller)? {
-        members.entry(m.group_id).or_default().push(m.tenant);
-    }
-    Ok(rows
-        .into_iter()
-        .map(|row| {
-            let of_group = members.remove(&row.id).unwrap_or_default();
-            view_with(row, of_group)
-        })
-        .collect())
+    Ok(groups::list(&state.pool).await.or_fail(caller)?.into_iter().map(view).collect())
 }
 
 /// One group.
@@ -65,7 +48,7 @@ pub async fn get(state: &AppState, caller: &Caller, id: &str) -> Result<GroupVie
     admin_read(state, caller)?;
     let uuid = parse_id(id)?;
     let row = groups::get(&state.pool, uuid).await.or_fail(caller)?.ok_or_else(|| group_not_found(id))?;
-    view(state, caller, row).await
+    Ok(view(row))
 }
 
 struct Valid {
@@ -172,6 +155,5 @@ async fn audit_record(
     id: uuid::Uuid,
 ) -> Result<Option<serde_json::Value>, AppError> {
     let Some(row) = groups::get(&mut *tx, id).await.or_fail(caller)? else { return Ok(None) };
-    let members = groups::members(&mut *tx, id).await.or_fail(caller)?;
-    Ok(Some(json!({ "name": row.name, "scope": row.scope, "description": row.description, "members": members })))
+    Ok(Some(json!({ "name": row.name, "scope": row.scope, "description": row.description, "members": row.members })))
 }

@@ -196,7 +196,7 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<ModelsOvervie
             .into_iter()
             .map(|t| t.name)
             .collect(),
-        groups: groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect(),
+        groups: groups::names(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect(),
         credentials_enabled: silo.portal.secrets.is_some(),
         enforcement: sync_view(state, caller).await?,
     })
@@ -508,7 +508,7 @@ pub async fn set_default(state: &AppState, caller: &Caller, req: DefaultRequest)
     match scope {
         "silo" => {}
         "group" => {
-            let all = groups::list(&state.pool).await.or_fail(caller)?;
+            let all = groups::names(&state.pool).await.or_fail(caller)?;
             match target.and_then(|t| all.iter().find(|g| g.id.to_string() == t || g.name == t)) {
                 Some(g) => group = Some((g.id, g.name.clone())),
                 None => errors.add("target", "Choose a group."),

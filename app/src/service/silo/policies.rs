@@ -100,7 +100,8 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<PoliciesOverv
     let policies = list_policies(state, caller).await?;
     let grants = list_grants(state, caller).await?;
     let snap = load(state, caller).await?;
-    let groups = groups::list(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
+    let groups =
+        groups::names(&state.pool).await.map_err(db)?.into_iter().map(|g| (g.id.to_string(), g.name)).collect();
     Ok(PoliciesOverview {
         policies,
         grants,
@@ -327,7 +328,7 @@ async fn validate_grant(
         }
         "user" if subject_id.is_empty() => errors.add("subjectId", "Give the person's subject."),
         "group" => {
-            let all = groups::list(&state.pool).await.or_fail(caller)?;
+            let all = groups::names(&state.pool).await.or_fail(caller)?;
             match all.iter().find(|g| g.id.to_string() == subject_id || g.name == subject_id) {
                 Some(g) => subject_id = g.id.to_string(),
                 None => errors.add("subjectId", format!("No group named “{subject_id}”.")),

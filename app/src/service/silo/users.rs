@@ -11,6 +11,7 @@ use opencrane_silo_db::{
     tenants::{self, TenantFields, TenantFilter, TenantRow},
 };
 use serde_json::json;
+use sqlx::PgConnection;
 
 use super::{admin_read, admin_write, conflict, converge, finish, not_found, sync_view};
 use crate::model::rules::dns_label;
@@ -36,14 +37,14 @@ struct Extras {
     drift: BTreeMap<String, String>,
 }
 
-/// The extras of the users named `only` (those on the page).
-async fn extras(state: &AppState, caller: &Caller, only: &[String]) -> Result<Extras, AppError> {
+/// The extras of the users named `only` (those on the page), on the request's one connection.
+async fn extras(conn: &mut PgConnection, caller: &Caller, only: &[String]) -> Result<Extras, AppError> {
     let db = |e| db_failure(caller, e);
     let mut groups_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for m in groups::memberships(&state.pool, Some(only)).await.map_err(db)? {
+    for m in groups::memberships(&mut *conn, Some(only)).await.map_err(db)? {
         groups_of.entry(m.tenant).or_default().push(m.group_name);
     }
-    let limits = budgets::list(&state.pool)
+    let limits = budgets::list(&mut *conn)
         .await
         .map_err(db)?
         .into_iter()
@@ -52,7 +53,7 @@ async fn extras(state: &AppState, caller: &Caller, only: &[String]) -> Result<Ex
             Some((b.tenant?, format!("{} {} {per}", format_amount(b.amount), b.currency)))
         })
         .collect();
-    let keys = key_db::keys(&state.pool, Some(only))
+    let keys = key_db::keys(&mut *conn, Some(only))
         .await
         .map_err(db)?
         .into_iter()
@@ -69,7 +70,7 @@ async fn extras(state: &AppState, caller: &Caller, only: &[String]) -> Result<Ex
             (k.tenant, status)
         })
         .collect();
-    let drift = tenants::resource_drift(&state.pool).await.map_err(db)?.into_iter().collect();
+    let drift = tenants::resource_drift(&mut *conn).await.map_err(db)?.into_iter().collect();
     Ok(Extras { groups: groups_of, limits, keys, drift })
 }
 
@@ -93,10 +94,24 @@ fn view(row: TenantRow, extras: &Extras) -> UserView {
     }
 }
 
-/// Users matching `filter`.
+/// Users matching `filter`, with what the console's page shows beside them (the team and
+/// policy filters' choices, the enforcement loops' state).
 pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Result<UserList, AppError> {
+    let (users, total) = page(state, caller, filter).await?;
+    let db = |e| db_failure(caller, e);
+    let teams = tenants::teams(&state.pool).await.map_err(db)?;
+    let policies =
+        opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
+    Ok(UserList { users, total, teams, policies, enforcement: sync_view(state, caller).await? })
+}
+
+/// Users matching `filter` and how many match (without `filter.page`, all of them): what the
+/// REST list returns, five statements whatever the number of users, on one connection (a pool
+/// acquire and its release's ping for each would double the round trips).
+pub async fn page(state: &AppState, caller: &Caller, filter: UserFilter) -> Result<(Vec<UserView>, i64), AppError> {
     admin_read(state, caller)?;
     let db = |e| db_failure(caller, e);
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
     let trimmed = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
     let (q, team, phase) = (trimmed(&filter.q), trimmed(&filter.team), trimmed(&filter.phase));
     let page = filter.page.map(|p| p.max(1));
@@ -108,23 +123,14 @@ pub async fn list(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
         limit: page.map(|_| USERS_PER_PAGE),
         offset: page.map_or(0, |p| (p - 1).saturating_mul(USERS_PER_PAGE)),
     };
-    let rows = tenants::list(&state.pool, &f).await.map_err(db)?;
+    let rows = tenants::list(&mut *conn, &f).await.map_err(db)?;
     let total = match page {
         None => i64::try_from(rows.len()).unwrap_or(i64::MAX),
-        Some(_) => tenants::count(&state.pool, &f).await.map_err(db)?,
+        Some(_) => tenants::count(&mut *conn, &f).await.map_err(db)?,
     };
-    let teams = tenants::teams(&state.pool).await.map_err(db)?;
-    let policies =
-        opencrane_silo_db::policies::list(&state.pool).await.map_err(db)?.into_iter().map(|p| p.name).collect();
     let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
-    let extras = extras(state, caller, &names).await?;
-    Ok(UserList {
-        users: rows.into_iter().map(|r| view(r, &extras)).collect(),
-        total,
-        teams,
-        policies,
-        enforcement: sync_view(state, caller).await?,
-    })
+    let extras = extras(&mut conn, caller, &names).await?;
+    Ok((rows.into_iter().map(|r| view(r, &extras)).collect(), total))
 }
 
 /// Asks the background loops for a pass now: they compare every user's Tenant resource and
@@ -141,8 +147,9 @@ pub async fn repair(state: &AppState, caller: &Caller) -> Result<(), AppError> {
 /// One user.
 pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
     admin_read(state, caller)?;
-    let row = tenants::get(&state.pool, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
-    let extras = extras(state, caller, std::slice::from_ref(&row.name)).await?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    let row = tenants::get(&mut *conn, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
+    let extras = extras(&mut conn, caller, std::slice::from_ref(&row.name)).await?;
     Ok(view(row, &extras))
 }
 

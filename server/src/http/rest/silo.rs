@@ -115,14 +115,14 @@ async fn list_tenants(
         suspended,
         page,
     };
-    let list = users::list(&state, &caller, filter).await.api(&caller)?;
+    let (users, total) = users::page(&state, &caller, filter).await.api(&caller)?;
     if page.is_some() {
         // `page=N` (50 a page, the console's own paging) is kept for scripts that use it.
-        let mut response = Json(list.users).into_response();
-        response.headers_mut().insert("x-total-count", list.total.into());
+        let mut response = Json(users).into_response();
+        response.headers_mut().insert("x-total-count", total.into());
         return Ok(response);
     }
-    let (items, total) = window.slice(list.users);
+    let (items, total) = window.slice(users);
     Ok(window.respond("/tenants", &params, items, total))
 }
 
@@ -829,9 +829,8 @@ fn key_body(user: app::model::silo::UserView) -> Result<Value, AppError> {
 /// Users whose Tenant resource or LiteLLM key differed from this database on the last pass, and
 /// how: `[{tenant, resource, key}]`.
 async fn drift_report(state: &AppState, caller: &Caller) -> Result<Vec<Value>, ApiError> {
-    let list = users::list(state, caller, app::model::silo::UserFilter::default()).await.api(caller)?;
-    Ok(list
-        .users
+    let (users, _) = users::page(state, caller, app::model::silo::UserFilter::default()).await.api(caller)?;
+    Ok(users
         .iter()
         .filter_map(|u| {
             let key = u.key.as_ref().and_then(|k| k.drift.clone());
