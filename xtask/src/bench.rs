@@ -12,7 +12,8 @@
 //!   `/users` page's bytes on the wire — beside the original's figures on this machine;
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
 //!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
-//!   page sorted by display name (jumped to, and reached by Next), and a search — on a settled
+//!   page sorted by display name (jumped to, and reached by Next), and two searches (a name
+//!   prefix, a substring of display names; also one request at a time, the server's own time) — on a settled
 //!   fleet (provisioning off) — and the first page again during the start-up reconcile storm of
 //!   10,000 failing customers;
 //! - the fleet at scale (`crates/provision/benches/scale.rs`): 1,000 customers provisioned, a
@@ -332,10 +333,11 @@ fn wrk(url: &str) -> Result<Wrk> {
     wrk_at(url, CONNECTIONS)
 }
 
-/// One wrk run at `connections`.
+/// One wrk run at `connections` (two threads; one for a single connection).
 fn wrk_at(url: &str, connections: u32) -> Result<Wrk> {
+    let threads = connections.clamp(1, 2);
     let out = Command::new("wrk")
-        .args(["-t2", &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency", url])
+        .args([&format!("-t{threads}"), &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency", url])
         .output()
         .map_err(|e| format!("wrk is needed for the latency figures (Debian: apt-get install wrk): {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -513,6 +515,7 @@ pub fn run(_args: &[String]) -> Result {
         ("page 150 of 200 by display name desc, jump", "/cluster-tenants?sort=displayName&order=desc&page=150"),
         ("page 150 of 200, by Next (keyset)", keyset.as_str()),
         ("search \"cust-99\", by age", "/cluster-tenants?q=cust-99&sort=createdAt"),
+        ("search \"e1f\" (in display names), by name", "/cluster-tenants?q=e1f"),
         // Every customer's statement of the month priced (1,000 × 31 days of usage, six months of
         // trend), then filtered and paged.
         ("billing overview (REST), 1,000 billed", "/api/v1/billing/customers"),
@@ -521,6 +524,11 @@ pub fn run(_args: &[String]) -> Result {
     let mut results = Vec::new();
     for (label, path) in scenarios {
         results.push((label, measure(port, path)?));
+    }
+    // A search's server time: one request at a time, so nothing queues (loopback included).
+    let mut alone = Vec::new();
+    for (label, path) in scenarios.iter().filter(|(_, path)| path.contains("q=")) {
+        alone.push((*label, wrk_at(&format!("http://127.0.0.1:{port}{path}"), 1)?));
     }
     let visits = [
         ("customers list (no island)", visit_bytes(port, "/cluster-tenants")?),
@@ -572,6 +580,10 @@ pub fn run(_args: &[String]) -> Result {
     );
     for (label, (p50, p99, rps, errors)) in results {
         println!("  {label:<44} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
+    }
+    println!("  one request at a time (the server's own time, loopback included):");
+    for (label, (p50, p99, rps, errors)) in alone {
+        println!("    {label:<42} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
     }
     let (p50, p99, rps, errors) = storm_page;
     println!(
