@@ -68,9 +68,36 @@ pub enum RoleSettings {
     Silo(SiloSettings),
 }
 
-/// Everything a request handler needs.
+/// Everything a request handler needs, shared behind one `Arc`: axum and Leptos clone the state
+/// for every request (each `State` extractor, each context it is provided to), and a deep clone
+/// copied Leptos' site settings and the role's settings, strings and all, every time (visible
+/// in a profile of the silo's groups list). Reads go through `Deref`; the set-up code's writes
+/// through `DerefMut`, which copies the fields first only if a clone is already out.
 #[derive(Clone, Debug)]
-pub struct AppState {
+pub struct AppState(std::sync::Arc<AppStateFields>);
+
+impl From<AppStateFields> for AppState {
+    fn from(fields: AppStateFields) -> Self {
+        Self(std::sync::Arc::new(fields))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = AppStateFields;
+    fn deref(&self) -> &AppStateFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for AppState {
+    fn deref_mut(&mut self) -> &mut AppStateFields {
+        std::sync::Arc::make_mut(&mut self.0)
+    }
+}
+
+/// What [`AppState`] holds.
+#[derive(Clone, Debug)]
+pub struct AppStateFields {
     /// Leptos' site settings.
     pub leptos_options: LeptosOptions,
     /// The role's own database.

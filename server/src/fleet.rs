@@ -197,10 +197,11 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         auth.0.oidc.is_some(),
     );
     let mut reconcile_interval = None;
+    let pool = state.pool.clone();
     if let RoleSettings::Fleet(fleet) = &mut state.role {
         fleet.validation.fleet_namespace = args.namespace.clone();
         if let Some(url) = &args.shared_source.url {
-            fleet.migration = Some(shared_migration(url, &state.pool).map_err(anyhow::Error::msg)?);
+            fleet.migration = Some(shared_migration(url, &pool).map_err(anyhow::Error::msg)?);
         }
         if let Some((plane, link)) = &zitadel {
             fleet.identity = Some(identity_runtime(plane.clone(), link).await);
@@ -299,7 +300,7 @@ pub fn fleet_state(
     billing_enabled: bool,
     sign_in: bool,
 ) -> AppState {
-    AppState {
+    AppState::from(app::state::AppStateFields {
         leptos_options,
         pool,
         role: RoleSettings::Fleet(FleetSettings {
@@ -313,7 +314,7 @@ pub fn fleet_state(
         }),
         sign_in,
         health: None,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -66,6 +66,7 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     );
     spawn_session_sweeper(state.pool.clone());
     let mut state = state;
+    let pool = state.pool.clone();
     let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
     if let app::state::RoleSettings::Silo(silo) = &mut state.role {
         if let Some(url) = args.fleet_console_url.clone() {
@@ -79,15 +80,11 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
         let reader = cluster
             .as_ref()
             .map(|(namespace, client)| opencrane_portal::secrets::SecretReader::new(client.clone(), namespace));
-        silo.portal = start_portal(&own_name, &state.pool, &args.portal, reader, portal_stop).await?;
+        silo.portal = start_portal(&own_name, &pool, &args.portal, reader, portal_stop).await?;
         // In a cluster, each user is also a Tenant resource in the silo's namespace.
         if let Some((namespace, client)) = cluster {
-            let mut runtime = opencrane_portal::runtime::TenantRuntime::new(
-                client.clone(),
-                &namespace,
-                state.pool.clone(),
-                &own_name,
-            );
+            let mut runtime =
+                opencrane_portal::runtime::TenantRuntime::new(client.clone(), &namespace, pool.clone(), &own_name);
             if let Some(floor) = args.cilium_egress_floor.clone() {
                 runtime = runtime.with_cilium(client, floor.0);
                 silo.cilium_egress = true;
@@ -137,7 +134,7 @@ pub fn silo_state(
     base_domain: Option<String>,
     sign_in: bool,
 ) -> AppState {
-    AppState {
+    AppState::from(app::state::AppStateFields {
         leptos_options,
         pool,
         role: RoleSettings::Silo(SiloSettings {
@@ -149,7 +146,7 @@ pub fn silo_state(
         }),
         sign_in,
         health: None,
-    }
+    })
 }
 
 /// The silo portal's runtime: the secret box, and the LiteLLM reconciler (spawned until `stop`)
