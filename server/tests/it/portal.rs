@@ -299,8 +299,8 @@ async fn suspending_a_user_ends_their_sessions_and_effective_access_counts_them(
 }
 
 /// `GET /api/v1/groups` costs one statement whatever the number of groups (it issued one more
-/// per group: 11 for these 10, then 2: the groups, then every membership). Counted from sqlx's own statement log (every statement
-/// it runs is a `sqlx::query` event), captured on this thread.
+/// per group: 11 for these 10, then 2: the groups, then every membership). Counted from sqlx's
+/// own statement log (every statement it runs is a `sqlx::query` event), captured on this thread.
 #[sqlx::test(migrations = false)]
 async fn the_groups_list_costs_one_statement_whatever_the_number_of_groups(pool: PgPool) {
     let db = support::silo_db(&pool).await;
