@@ -1,12 +1,15 @@
 //! Progressive enhancement: every form works before and without the wasm bundle.
 //!
 //! Each form is a real `<form method="post">` to its own page, with named fields and one hidden
-//! field, [`TARGET`], saying what it does ([`Posted`]). With the wasm loaded, the island intercepts
-//! the submit and calls its server function. Without it, the browser posts the form, the server's
-//! form layer hands the fields to [`submit`], which runs **the same server function** (so the same
-//! service, validation and authorisation), and answers with a redirect on success or with the
-//! same page rendered again, the typed values kept and each error under its field
-//! ([`FormEcho`]). Islands also adopt what was typed before they hydrated ([`typed`]).
+//! field, [`TARGET`], saying what it does ([`Posted`]). Without the wasm, the browser posts the
+//! form, the server's form layer hands the fields to [`submit`], which runs the form's server
+//! function, and answers with a redirect on success or with the same page rendered again, the
+//! typed values kept and each error under its field ([`FormEcho`]). With the wasm, the island
+//! intercepts the submit and sends **the same fields** in the background through one server
+//! function ([`crate::api::forms::post_form`] → [`submit_in_background`]): the same code path,
+//! so the same service, validation and authorisation, answered with where to go or the error the
+//! island places under its fields. Islands also adopt what was typed before they hydrated
+//! ([`typed`]).
 //!
 //! Leptos' `ActionForm` does the no-wasm post too, but answers a failure with a redirect to the
 //! referring page that loses the typed values and places no error under its field, and needs
@@ -324,7 +327,7 @@ mod tests {
 }
 
 #[cfg(feature = "ssr")]
-pub use self::server::{Outcome, submit};
+pub use self::server::{Outcome, preview, submit, submit_in_background};
 
 #[cfg(feature = "ssr")]
 mod server {
@@ -359,6 +362,7 @@ mod server {
             },
             href::url_encode,
             session::NewAccessTokenRequest,
+            silo::WhatIf,
         },
         state::AppState,
     };
@@ -389,53 +393,150 @@ mod server {
         Render(Box<FormEcho>, u16),
     }
 
+    /// A posted form, read: what it does, its DOM id, and its fields as posted (a secret kept
+    /// apart, never echoed).
+    struct Post {
+        posted: Posted,
+        echo: FormEcho,
+        secret: String,
+    }
+
+    impl Post {
+        /// The post's hidden fields read; `None` when it is not one of this role's forms.
+        fn read(state: &AppState, values: Vec<(String, String)>) -> Option<Self> {
+            let field = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+            let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
+            let role_matches = match &posted {
+                Posted::Portal { .. } | Posted::Token | Posted::RowAction { .. } | Posted::RevokeToken { .. } => {
+                    state.role() == Role::Silo
+                }
+                Posted::RevokeSessions { .. } => true,
+                Posted::ClusterTenant { .. }
+                | Posted::BillingAccount
+                | Posted::Member { .. }
+                | Posted::CancelInvitation { .. }
+                | Posted::DnsRefresh { .. }
+                | Posted::PlatformDns
+                | Posted::ZitadelKey
+                | Posted::ZitadelRotation { .. }
+                | Posted::ZitadelReconcile
+                | Posted::BillingPlan
+                | Posted::AssignPlan { .. }
+                | Posted::FinaliseStatement { .. }
+                | Posted::MigrationRun
+                | Posted::SuspendClusterTenant { .. }
+                | Posted::RetryProvisioning { .. }
+                | Posted::DeleteClusterTenant { .. }
+                | Posted::SuspendMember { .. }
+                | Posted::RemoveMember { .. } => state.role() == Role::Fleet,
+            };
+            if !role_matches {
+                return None;
+            }
+            let form = field(FORM).unwrap_or_default();
+            // A posted key or token is a secret: it is used, never echoed back into the page.
+            let secret_key = match posted {
+                Posted::ZitadelKey => Some("serviceAccountKey"),
+                Posted::PlatformDns => Some("apiToken"),
+                _ => None,
+            };
+            let secret = secret_key.and_then(field).unwrap_or_default();
+            let values =
+                values.into_iter().filter(|(k, _)| !k.starts_with('_') && Some(k.as_str()) != secret_key).collect();
+            Some(Self { posted, echo: FormEcho { form, values, ..FormEcho::default() }, secret })
+        }
+
+        /// Whether the form shows a message for `key` under a field of its own.
+        fn shows(&self, key: &str) -> bool {
+            match &self.posted {
+                Posted::Portal { kinds, .. } => kinds.iter().any(|(k, _)| k == key),
+                Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
+                Posted::BillingAccount => billing_account::shows(key),
+                Posted::Member { .. } => members::shows(key),
+                Posted::CancelInvitation { .. } | Posted::DnsRefresh { .. } => false,
+                Posted::Token => key == "name",
+                Posted::RowAction { .. } => key == "confirmation",
+                Posted::ZitadelKey => key == "serviceAccountKey",
+                Posted::PlatformDns => PLATFORM_DNS_FIELDS.contains(&key),
+                Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
+                Posted::BillingPlan => BILLING_PLAN_FIELDS.contains(&key),
+                Posted::AssignPlan { .. } => matches!(key, "plan" | "effectiveFrom"),
+                Posted::MigrationRun => matches!(key, "until" | "customer" | "delta"),
+                Posted::FinaliseStatement { .. }
+                | Posted::ZitadelRotation { .. }
+                | Posted::ZitadelReconcile
+                | Posted::RevokeToken { .. }
+                | Posted::RevokeSessions { .. }
+                | Posted::SuspendClusterTenant { .. }
+                | Posted::RetryProvisioning { .. }
+                | Posted::SuspendMember { .. }
+                | Posted::RemoveMember { .. } => false,
+            }
+        }
+    }
+
     /// Runs a form posted without wasm. `None` when the post is not one of this role's forms.
     pub async fn submit(
         state: AppState,
         parts: http::request::Parts,
         values: Vec<(String, String)>,
     ) -> Option<Outcome> {
-        let field = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-        let posted: Posted = serde_json::from_str(&field(TARGET)?).ok()?;
-        let role_matches = match &posted {
-            Posted::Portal { .. } | Posted::Token | Posted::RowAction { .. } | Posted::RevokeToken { .. } => {
-                state.role() == Role::Silo
+        let post = Post::read(&state, values)?;
+        Some(match run(&post, state, parts).await {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                let status = err.status();
+                let message = portal_form::summary(&err, |key| post.shows(key));
+                Outcome::Render(Box::new(FormEcho { errors: err.field_errors(), message, ..post.echo }), status)
             }
-            Posted::RevokeSessions { .. } => true,
-            Posted::ClusterTenant { .. }
-            | Posted::BillingAccount
-            | Posted::Member { .. }
-            | Posted::CancelInvitation { .. }
-            | Posted::DnsRefresh { .. }
-            | Posted::PlatformDns
-            | Posted::ZitadelKey
-            | Posted::ZitadelRotation { .. }
-            | Posted::ZitadelReconcile
-            | Posted::BillingPlan
-            | Posted::AssignPlan { .. }
-            | Posted::FinaliseStatement { .. }
-            | Posted::MigrationRun
-            | Posted::SuspendClusterTenant { .. }
-            | Posted::RetryProvisioning { .. }
-            | Posted::DeleteClusterTenant { .. }
-            | Posted::SuspendMember { .. }
-            | Posted::RemoveMember { .. } => state.role() == Role::Fleet,
-        };
-        if !role_matches {
-            return None;
+        })
+    }
+
+    /// Runs a form an island posted in the background ([`super::post_form`]): the same fields as
+    /// the browser would post, the same code path; the answer is where to go next, or the error
+    /// for the island to place under its fields.
+    pub async fn submit_in_background(
+        state: AppState,
+        parts: http::request::Parts,
+        values: Vec<(String, String)>,
+    ) -> Result<String, AppError> {
+        let post = Post::read(&state, values).ok_or_else(not_here)?;
+        // A new token's secret is shown by the page the post answers; its island asks for it itself.
+        if post.posted == Posted::Token {
+            return Err(not_here());
         }
-        let form = field(FORM).unwrap_or_default();
-        // A posted key or token is a secret: it is used, never echoed back into the page.
-        let secret_key = match posted {
-            Posted::ZitadelKey => Some("serviceAccountKey"),
-            Posted::PlatformDns => Some("apiToken"),
-            _ => None,
-        };
-        let fields: Vec<(String, String)> =
-            values.iter().filter(|(k, _)| !k.starts_with('_') && Some(k.as_str()) != secret_key).cloned().collect();
-        let secret = secret_key.and_then(field).unwrap_or_default();
-        let echo = FormEcho { form: form.clone(), values: fields.clone(), ..FormEcho::default() };
-        let lookup = |key: &str| echo.value(key).unwrap_or_default();
+        match run(&post, state, parts).await? {
+            Outcome::Redirect(href) => Ok(href),
+            Outcome::Render(..) => Err(not_here()),
+        }
+    }
+
+    /// What a described form's fields (as the browser would post them) would change, for the
+    /// island's preview button; called inside its server function, so the context is there.
+    pub async fn preview(state: &AppState, values: Vec<(String, String)>) -> Result<WhatIf, AppError> {
+        match Post::read(state, values) {
+            Some(Post { posted: Posted::Portal { target, kinds, fixed, .. }, echo, .. }) => {
+                let body = portal_form::build_body(&kinds, &fixed, |key| echo.value(key).unwrap_or_default())
+                    .map_err(|fields| AppError::Validation { fields })?;
+                portal_form::preview(target, body).await
+            }
+            _ => Err(not_here()),
+        }
+    }
+
+    /// The answer to a post that is none of this server's forms.
+    fn not_here() -> AppError {
+        AppError::BadRequest {
+            code: "FORM_NOT_HERE".into(),
+            message: "This form cannot be sent here. Reload the page and try again.".into(),
+            field: None,
+        }
+    }
+
+    /// What a post does, run by the server function it names.
+    async fn run(post: &Post, state: AppState, parts: http::request::Parts) -> Result<Outcome, AppError> {
+        let (form, fields, secret) = (post.echo.form.clone(), &post.echo.values, post.secret.clone());
+        let lookup = |key: &str| post.echo.value(key).unwrap_or_default();
 
         // The server functions read the application state and the request from the reactive
         // context, exactly as when the island calls them.
@@ -444,37 +545,9 @@ mod server {
             provide_context(state.clone());
             provide_context(parts.clone());
         });
-        let portal_keys: Vec<String> = match &posted {
-            Posted::Portal { kinds, .. } => kinds.iter().map(|(k, _)| k.clone()).collect(),
-            _ => Vec::new(),
-        };
-        let shown = |key: &str| match &posted {
-            Posted::Portal { .. } => portal_keys.iter().any(|k| k == key),
-            Posted::ClusterTenant { .. } => cluster_tenant_editor::shows(key),
-            Posted::BillingAccount => billing_account::shows(key),
-            Posted::Member { .. } => members::shows(key),
-            Posted::CancelInvitation { .. } | Posted::DnsRefresh { .. } => false,
-            Posted::Token => key == "name",
-            Posted::RowAction { .. } => key == "confirmation",
-            Posted::ZitadelKey => key == "serviceAccountKey",
-            Posted::PlatformDns => PLATFORM_DNS_FIELDS.contains(&key),
-            Posted::DeleteClusterTenant { .. } => matches!(key, "confirmation" | "termination-policy"),
-            Posted::BillingPlan => BILLING_PLAN_FIELDS.contains(&key),
-            Posted::AssignPlan { .. } => matches!(key, "plan" | "effectiveFrom"),
-            Posted::MigrationRun => matches!(key, "until" | "customer" | "delta"),
-            Posted::FinaliseStatement { .. }
-            | Posted::ZitadelRotation { .. }
-            | Posted::ZitadelReconcile
-            | Posted::RevokeToken { .. }
-            | Posted::RevokeSessions { .. }
-            | Posted::SuspendClusterTenant { .. }
-            | Posted::RetryProvisioning { .. }
-            | Posted::SuspendMember { .. }
-            | Posted::RemoveMember { .. } => false,
-        };
         let redirect = |href: String| Outcome::Redirect(href);
         let run = async {
-            match posted.clone() {
+            match post.posted.clone() {
                 Posted::Portal { target, done, kinds, fixed } => {
                     let body = portal_form::build_body(&kinds, &fixed, lookup)
                         .map_err(|fields| AppError::Validation { fields })?;
@@ -620,14 +693,6 @@ mod server {
                 }
             }
         };
-        let result: Result<Outcome, AppError> = owner.with(|| ScopedFuture::new_untracked(run)).await;
-        Some(match result {
-            Ok(outcome) => outcome,
-            Err(err) => {
-                let status = err.status();
-                let message = portal_form::summary(&err, shown);
-                Outcome::Render(Box::new(FormEcho { errors: err.field_errors(), message, ..echo.clone() }), status)
-            }
-        })
+        owner.with(|| ScopedFuture::new_untracked(run)).await
     }
 }

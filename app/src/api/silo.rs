@@ -49,6 +49,15 @@ pub async fn revoke_silo_sessions(what: RevokeSessions) -> Result<i64, AppError>
     respond(service::sessions::revoke(&state, &caller, what).await)
 }
 
+/// What a described form (a grant or a policy) would change, from its fields as the browser
+/// would post them (see [`crate::api::forms::post_form`]); changes nothing.
+#[server(prefix = "/api/silo", endpoint = "portal/preview", input = Json)]
+pub async fn preview_portal_form(fields: String) -> Result<WhatIf, AppError> {
+    let (state, _) = request_context()?;
+    let values = form_urlencoded::parse(fields.as_bytes()).into_owned().collect();
+    respond(crate::forms::preview(&state, values).await)
+}
+
 /// The silo's access tokens.
 #[server(prefix = "/api/silo", endpoint = "tokens/list", input = Json)]
 pub async fn list_tokens() -> Result<Vec<AccessTokenView>, AppError> {

@@ -614,3 +614,110 @@ async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
     let own_page = send_as(&fleet, Method::GET, "/billing/acme", None, &form_headers(&owner, "same-origin")).await;
     assert!(!own_page.text.contains(r#"id="assign-plan""#), "read-only for the owner");
 }
+
+/// With the wasm, an island sends the fields the browser would post through one server function
+/// (`/api/forms/post`, `app::api::forms`) and the same form layer: the answer is where to go next
+/// or the error the island places under its fields. A form of the other role is refused there,
+/// and so is the token form (only the page it answers shows the secret; its island asks itself).
+/// The described form's preview takes the same fields (`/api/silo/portal/preview`).
+#[sqlx::test(migrations = false)]
+async fn an_island_sends_the_posted_fields_through_the_same_form_layer(pool: PgPool) {
+    let (db, silo, owner) = support::silo_with_otto_and_mia(&pool).await;
+    let cookie = owner.iter().find(|(k, _)| *k == "cookie").map(|(_, v)| v.clone()).unwrap();
+    let nav = form_headers(&cookie, "same-origin");
+    // As the island's server-function client sends it.
+    let json_headers = |headers: &[(&'static str, String)]| {
+        let mut h: Vec<(&'static str, String)> =
+            headers.iter().filter(|(k, _)| !matches!(*k, "content-type" | "accept")).cloned().collect();
+        h.extend([("content-type", "application/json".to_owned()), ("accept", "application/json".to_owned())]);
+        h
+    };
+    let island = json_headers(&nav);
+    let call =
+        |hidden: &[(String, String)], fields: &[(&str, &str)]| json!({ "fields": encode(hidden, fields) }).to_string();
+
+    let page = send_as(&silo, Method::GET, "/users", None, &nav).await;
+    let hidden = hidden_fields(&page.text, "new-user");
+    let typed = |name: &'static str| {
+        vec![
+            ("name", name),
+            ("displayName", "Ana Lima"),
+            ("email", "ana@acme.test"),
+            ("subject", "sub-ana"),
+            ("team", "research"),
+            ("monthlyBudgetUsd", ""),
+        ]
+    };
+    let refused = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("Ana!"))), &island).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert_eq!(refused.json()["kind"], "validation", "{}", refused.text);
+    assert!(refused.json()["fields"]["name"].is_string(), "the message is for the name field: {}", refused.text);
+    let mut not_a_number = typed("ana");
+    not_a_number[5].1 = "lots";
+    let refused = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &not_a_number)), &island).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert!(refused.json()["fields"]["monthlyBudgetUsd"].is_string(), "encoded by the server: {}", refused.text);
+
+    let created = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("ana"))), &island).await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.text);
+    assert_eq!(created.json(), json!("/users?saved=new-user"), "where the island sends the browser");
+    let team: Option<String> =
+        sqlx::query_scalar("SELECT team FROM tenants WHERE name = 'ana'").fetch_one(&db).await.unwrap();
+    assert_eq!(team.as_deref(), Some("research"));
+
+    // The grant form's preview: the same fields, nothing changes.
+    let policies = send_as(&silo, Method::GET, "/policies", None, &nav).await;
+    let hidden = hidden_fields(&policies.text, "new-grant");
+    let grant =
+        [("payloadId", "*"), ("subjectType", "tenant"), ("subjectId", "ana"), ("access", "deny"), ("priority", "5")];
+    let preview = send_as(&silo, Method::POST, "/api/silo/portal/preview", Some(&call(&hidden, &grant)), &island).await;
+    assert_eq!(preview.status, StatusCode::OK, "{}", preview.text);
+    assert!(preview.json()["evaluated"].is_number(), "{}", preview.text);
+    let grants: i64 = sqlx::query_scalar("SELECT count(*) FROM grants").fetch_one(&db).await.unwrap();
+    assert_eq!(grants, 0, "a preview changes nothing");
+    let bad =
+        [("payloadId", "*"), ("subjectType", "tenant"), ("subjectId", "ana"), ("access", "deny"), ("priority", "high")];
+    let refused = send_as(&silo, Method::POST, "/api/silo/portal/preview", Some(&call(&hidden, &bad)), &island).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert!(refused.json()["fields"]["priority"].is_string(), "{}", refused.text);
+
+    // A row action: the typed confirmation is a field, checked by the server.
+    let page = send_as(&silo, Method::GET, "/users", None, &nav).await;
+    let hidden = hidden_fields(&page.text, "row-delete-user-ana");
+    let wrong =
+        send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &[("confirmation", "an")])), &island).await;
+    assert!(wrong.status.is_client_error(), "{}", wrong.text);
+    let gone =
+        send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &[("confirmation", "ana")])), &island)
+            .await;
+    assert_eq!((gone.status, gone.json()), (StatusCode::OK, json!("/users")), "{}", gone.text);
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants WHERE name = 'ana'").fetch_one(&db).await.unwrap();
+    assert_eq!(left, 0);
+
+    // The token form is not sent this way: its secret would be lost.
+    let tokens = send_as(&silo, Method::GET, "/tokens", None, &nav).await;
+    let hidden = hidden_fields(&tokens.text, "token-form");
+    let token = [("name", "ci"), ("role", "member"), ("expiresInDays", "30")];
+    let refused = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &token)), &island).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+    assert_eq!(refused.json()["code"], "FORM_NOT_HERE");
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM access_tokens").fetch_one(&db).await.unwrap();
+    assert_eq!(stored, 0, "no token was created");
+
+    // A silo's form sent to the fleet's form function is not one of its forms.
+    let fleet_db = support::fleet_db(&pool).await;
+    let fleet = support::fleet_signed_in(fleet_db.clone());
+    let op = form_headers(&support::session_cookie(&fleet_db, "op", true, false).await, "same-origin");
+    let page = send_as(&silo, Method::GET, "/users", None, &nav).await;
+    let hidden = hidden_fields(&page.text, "new-user");
+    let elsewhere =
+        send_as(&fleet, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("eve"))), &json_headers(&op)).await;
+    assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST, "{}", elsewhere.text);
+    assert_eq!(elsewhere.json()["code"], "FORM_NOT_HERE");
+    // And a cross-site call is refused before any of it runs.
+    let cross = json_headers(&form_headers(&cookie, "cross-site"));
+    let forged = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("eve"))), &cross).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.text);
+    let eve: i64 = sqlx::query_scalar("SELECT count(*) FROM tenants WHERE name = 'eve'").fetch_one(&db).await.unwrap();
+    assert_eq!(eve, 0);
+}

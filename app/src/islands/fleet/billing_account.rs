@@ -3,25 +3,30 @@
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
+#[cfg(feature = "ssr")]
+use crate::error::AppError;
 use crate::{
-    api::fleet::save_billing_account,
     components::form::{Field, described_by},
-    error::{AppError, FieldErrors},
+    error::FieldErrors,
     forms::{self, Posted, PostedFields},
-    model::fleet::billing::BillingAccountRequest,
 };
 
 const FORM_ID: &str = "billing-form";
 const INPUT_ID: &str = "billing-name";
 const ZONE_ID: &str = "billing-time-zone";
 
-/// Saves the account; the page to go to next. The island and the no-wasm post both end here.
+/// Saves the account; the page to go to next. The form layer's, for the island's post and the
+/// no-wasm post alike.
+#[cfg(feature = "ssr")]
 pub(crate) async fn save(display_name: String, time_zone: String) -> Result<String, AppError> {
     let display_name = Some(display_name).filter(|v| !v.trim().is_empty());
     let time_zone = Some(time_zone).filter(|v| !v.trim().is_empty());
-    save_billing_account(BillingAccountRequest { display_name, time_zone })
-        .await
-        .map(|_| "/billing?saved=account".to_owned())
+    crate::api::fleet::save_billing_account(crate::model::fleet::billing::BillingAccountRequest {
+        display_name,
+        time_zone,
+    })
+    .await
+    .map(|_| "/billing?saved=account".to_owned())
 }
 
 /// Whether `key` is one of the form's own fields (a message for another goes above it).
@@ -62,8 +67,9 @@ fn AccountForm(
     let submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
         pending.set(true);
+        let sent = crate::islands::post_form(FORM_ID);
         spawn_local(async move {
-            match save(name.get_untracked(), zone.get_untracked()).await {
+            match sent.await {
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     let fields = err.field_errors();

@@ -8,9 +8,8 @@ use std::collections::BTreeSet;
 use leptos::{ev, prelude::*, task::spawn_local};
 
 use crate::{
-    api::fleet::{create_cluster_tenant, update_cluster_tenant},
     components::form::{Field, described_by},
-    error::{AppError, FieldErrors},
+    error::FieldErrors,
     forms::{self, Posted, PostedFields},
     model::fleet::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
 };
@@ -43,22 +42,28 @@ pub fn shows(field: &str) -> bool {
 }
 
 /// Creates (`editing` = `None`) or changes a customer from the form; the page to go to next.
-/// The island and the no-wasm post both end here.
+/// The form layer's, for the island's post and the no-wasm post alike.
+#[cfg(feature = "ssr")]
 pub(crate) async fn save(
     mut form: ClusterTenantForm,
     editing: Option<String>,
     ctx: &ValidationContext,
-) -> Result<String, AppError> {
+) -> Result<String, crate::error::AppError> {
+    use crate::error::AppError;
     match editing {
         None => {
             let req = form.check(ctx).map_err(|fields| AppError::Validation { fields })?;
-            create_cluster_tenant(req).await.map(|ct| format!("/cluster-tenants/{}?created=1", ct.name))
+            crate::api::fleet::create_cluster_tenant(req)
+                .await
+                .map(|ct| format!("/cluster-tenants/{}?created=1", ct.name))
         }
         Some(name) => {
             // The name is fixed; what the form posts for it does not matter.
             form.name.clone_from(&name);
             let req = form.to_update(ctx).map_err(|fields| AppError::Validation { fields })?;
-            update_cluster_tenant(name, req).await.map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name))
+            crate::api::fleet::update_cluster_tenant(name, req)
+                .await
+                .map(|ct| format!("/cluster-tenants/{}?saved=1", ct.name))
         }
     }
 }
@@ -205,11 +210,9 @@ fn CustomerForm(
         }
         banner.set(None);
         pending.set(true);
-        let snapshot = form.get_untracked();
-        let ctx = validation.get_value();
-        let target = editing.get_value();
+        let sent = crate::islands::post_form(FORM_ID);
         spawn_local(async move {
-            match save(snapshot, target, &ctx).await {
+            match sent.await {
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     let fields = err.field_errors();

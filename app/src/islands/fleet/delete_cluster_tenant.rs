@@ -5,7 +5,7 @@
 use leptos::{ev, html, prelude::*, task::spawn_local};
 
 use crate::{
-    api::fleet::{delete_cluster_tenant, get_provisioning},
+    api::fleet::get_provisioning,
     error::AppError,
     forms::{self, Posted, PostedFields},
     model::{
@@ -177,10 +177,10 @@ fn DeleteDialog(
         }
         pending.set(true);
         let target = name.get_value();
-        let confirmation = typed.get_untracked();
+        let sent = crate::islands::post_form(FORM_ID);
         spawn_local(async move {
-            match delete_cluster_tenant(target.clone(), confirmation, Some(policy.get_untracked())).await {
-                Ok(()) => follow_teardown(target, progress).await,
+            match sent.await {
+                Ok(_) => follow_teardown(target, progress).await,
                 Err(err) => {
                     error.set(Some(err.to_string()));
                     pending.set(false);

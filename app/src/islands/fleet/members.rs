@@ -5,12 +5,13 @@
 
 use leptos::{ev, prelude::*, task::spawn_local};
 
+#[cfg(feature = "ssr")]
+use crate::error::AppError;
 use crate::{
-    api::fleet::{add_member, invite_member},
     components::form::{ConfirmPost, Field, PostButton},
-    error::{AppError, FieldErrors},
+    error::FieldErrors,
     forms::{self, Posted, PostedFields},
-    model::{fleet::members::MemberRequest, href::url_encode},
+    model::href::url_encode,
 };
 
 const FORM_ID: &str = "member-form";
@@ -20,12 +21,15 @@ const ROLE_ID: &str = "member-role";
 const ROLES: [(&str, &str); 3] = [("member", "Member"), ("admin", "Admin"), ("owner", "Owner")];
 
 /// The members page of `cluster_tenant`, with `saved` saying what a form did.
+#[cfg(feature = "ssr")]
 pub(crate) fn members_page(cluster_tenant: &str, saved: &str) -> String {
     format!("/cluster-tenants/{}/members?saved={saved}", url_encode(cluster_tenant))
 }
 
 /// Adds `subject` with `role` or changes their role — or, with an e-mail address and no subject,
-/// invites that person; the page to go to next. The island and the no-wasm posts all end here.
+/// invites that person; the page to go to next. The form layer's, for the island's post and the
+/// no-wasm post alike.
+#[cfg(feature = "ssr")]
 pub(crate) async fn save(
     cluster_tenant: String,
     subject: String,
@@ -33,7 +37,8 @@ pub(crate) async fn save(
     role: String,
 ) -> Result<String, AppError> {
     let email = Some(email).filter(|e| !e.trim().is_empty());
-    let request = MemberRequest { subject, email, role: Some(role) };
+    use crate::api::fleet::{add_member, invite_member};
+    let request = crate::model::fleet::members::MemberRequest { subject, email, role: Some(role) };
     if request.subject.trim().is_empty() && request.email.is_some() {
         let change = invite_member(cluster_tenant.clone(), request).await?;
         return Ok(members_page(&cluster_tenant, if change.created { "invited" } else { "invitation-changed" }));
@@ -130,24 +135,16 @@ fn AddMember(
     /// The sentence for it.
     message: Option<String>,
 ) -> impl IntoView {
-    let initial_subject = subject.clone();
-    let initial_email = email.clone();
-    let initial_role = role.clone();
-    let subject = RwSignal::new(forms::typed(SUBJECT_ID).unwrap_or(subject));
-    let email = RwSignal::new(forms::typed(EMAIL_ID).unwrap_or(email));
-    let role = RwSignal::new(forms::typed(ROLE_ID).unwrap_or(role));
     let errors = RwSignal::new(errors);
     let banner = RwSignal::new(message);
     let pending = RwSignal::new(false);
-    let posted = Posted::Member { cluster_tenant: cluster_tenant.clone() };
-    let cluster_tenant = StoredValue::new(cluster_tenant);
+    let posted = Posted::Member { cluster_tenant };
     let submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
         pending.set(true);
+        let sent = crate::islands::post_form(FORM_ID);
         spawn_local(async move {
-            let saved =
-                save(cluster_tenant.get_value(), subject.get_untracked(), email.get_untracked(), role.get_untracked());
-            match saved.await {
+            match sent.await {
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     banner.set(crate::islands::silo::portal_form::summary(&err, shows));
@@ -163,16 +160,14 @@ fn AddMember(
             <PostedFields form=FORM_ID posted=posted />
             {move || banner.get().map(|b| view! { <p class="error" role="alert">{b}</p> })}
             <Field id=SUBJECT_ID label="Subject" hint="The person's id at the identity provider (the token's sub claim). An existing member's role is changed." error=error_of("subject")>
-                <input id=SUBJECT_ID name="subject" type="text" autocomplete="off" spellcheck="false" value=initial_subject
-                    prop:value=move || subject.get() on:input=move |ev| subject.set(event_target_value(&ev)) />
+                <input id=SUBJECT_ID name="subject" type="text" autocomplete="off" spellcheck="false" value=subject />
             </Field>
             <Field id=EMAIL_ID label="Or invite by e-mail" hint="Leave the subject empty: the invitation waits, holding no seat, until that person first signs in through the organisation with this address verified." error=error_of("email")>
-                <input id=EMAIL_ID name="email" type="email" autocomplete="off" spellcheck="false" value=initial_email
-                    prop:value=move || email.get() on:input=move |ev| email.set(event_target_value(&ev)) />
+                <input id=EMAIL_ID name="email" type="email" autocomplete="off" spellcheck="false" value=email />
             </Field>
             <Field id=ROLE_ID label="Role" error=error_of("role")>
-                <select id=ROLE_ID name="role" on:change=move |ev| role.set(event_target_value(&ev))>
-                    {ROLES.map(|(value, label)| view! { <option value=value selected=value == initial_role>{label}</option> })}
+                <select id=ROLE_ID name="role">
+                    {ROLES.map(|(value, label)| view! { <option value=value selected=value == role>{label}</option> })}
                 </select>
             </Field>
             <div class="form-actions">

@@ -12,13 +12,13 @@ use std::time::Duration;
 use leptos::{prelude::*, task::spawn_local};
 
 use crate::{
-    api::fleet::{get_provisioning, retry_provisioning},
+    api::fleet::get_provisioning,
     components::{feedback::PhaseBadge, form::PostButton},
     error::AppError,
     forms::{Posted, PostedFields},
     model::{
         fleet::cluster_tenant::Phase,
-        fleet::provisioning::{ProvisioningView, StepId, StepState, StepView},
+        fleet::provisioning::{ProvisioningView, StepState, StepView},
         href::url_encode,
     },
 };
@@ -91,13 +91,13 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
     });
     // Retry is a posted form (it works before the wasm); once hydrated, the island asks itself
     // and goes on following the checklist.
-    let retry = move |ev: leptos::ev::SubmitEvent, step: Option<StepId>| {
+    let retry = move |ev: leptos::ev::SubmitEvent, form: &str| {
         ev.prevent_default();
         busy.set(true);
-        let name = view_state.with_untracked(|v| v.name.clone());
+        let sent = crate::islands::post_form(form);
         spawn_local(async move {
-            match retry_provisioning(name, step).await {
-                Ok(()) => {
+            match sent.await {
+                Ok(_) => {
                     stalled.set(false);
                     unchanged.set_value(0);
                     refresh();
@@ -127,8 +127,9 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
                     let name = view_state.with_untracked(|v| v.name.clone());
                     let form = format!("retry-{}", id.as_str());
                     let form_id = form.clone();
+                    let submitted = form.clone();
                     view! {
-                        <form method="post" class="inline-form" id=form_id on:submit=move |ev| retry(ev, Some(id))>
+                        <form method="post" class="inline-form" id=form_id on:submit=move |ev| retry(ev, &submitted)>
                             <PostedFields form posted=Posted::RetryProvisioning { cluster_tenant: name, step: Some(id) } />
                             <button type="submit" class="btn small retry-step" disabled=move || busy.get()>"Retry step"</button>
                         </form>
@@ -203,7 +204,7 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
                     .then(|| {
                         let name = view_state.with_untracked(|v| v.name.clone());
                         view! {
-                            <form method="post" class="inline-form" id="retry-all" on:submit=move |ev| retry(ev, None)>
+                            <form method="post" class="inline-form" id="retry-all" on:submit=move |ev| retry(ev, "retry-all")>
                                 <PostedFields form="retry-all" posted=Posted::RetryProvisioning { cluster_tenant: name, step: None } />
                                 <button type="submit" class="btn retry-all" disabled=move || busy.get()>"Retry all"</button>
                             </form>

@@ -8,6 +8,7 @@
 
 use leptos::{ev, prelude::*, task::spawn_local};
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "ssr")]
 use serde_json::{Map, Value, json};
 
 use crate::{
@@ -15,7 +16,7 @@ use crate::{
     components::form::Field,
     error::{AppError, FieldErrors},
     forms::{self, Posted, PostedFields},
-    model::{session::RevokeSessions, silo::WhatIf},
+    model::silo::WhatIf,
 };
 
 /// How a field is edited and sent.
@@ -154,13 +155,20 @@ impl FormTarget {
     }
 }
 
+/// The request of a form's target from the form's body (the fields' shapes are the form's own,
+/// so a failure here is a form that does not match its target, not the user's input).
+#[cfg(feature = "ssr")]
 fn parse<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, AppError> {
-    serde_json::from_value(body)
-        .map_err(|e| AppError::Transport { message: format!("the form could not be read: {e}") })
+    serde_json::from_value(body).map_err(|e| AppError::BadRequest {
+        code: "INVALID_REQUEST".into(),
+        message: format!("The form could not be read: {e}"),
+        field: None,
+    })
 }
 
-/// Runs the server function `target` names with `body` (from the island, or from a form posted
-/// without wasm through [`forms::submit`]).
+/// Runs the server function `target` names with `body` (for the form layer, [`forms::submit`]:
+/// a form posted without wasm, or by the island in the background).
+#[cfg(feature = "ssr")]
 pub(crate) async fn submit(target: FormTarget, body: Value) -> Result<(), AppError> {
     match target {
         FormTarget::CreateUser => api::create_user(parse(body)?).await.map(drop),
@@ -183,11 +191,17 @@ pub(crate) async fn submit(target: FormTarget, body: Value) -> Result<(), AppErr
     }
 }
 
-async fn preview(target: FormTarget, body: Value) -> Result<WhatIf, AppError> {
+/// What the form `target` names would change (grants and policies), without changing it.
+#[cfg(feature = "ssr")]
+pub(crate) async fn preview(target: FormTarget, body: Value) -> Result<WhatIf, AppError> {
     match target {
         FormTarget::CreateGrant => api::preview_grant(parse(body)?).await,
         FormTarget::SavePolicy(_) => api::preview_policy(parse(body)?).await,
-        _ => Err(AppError::Transport { message: "nothing to preview".into() }),
+        _ => Err(AppError::BadRequest {
+            code: "NOT_PREVIEWABLE".into(),
+            message: "This form has no preview.".into(),
+            field: None,
+        }),
     }
 }
 
@@ -196,6 +210,7 @@ fn items(text: &str) -> Vec<String> {
 }
 
 /// The JSON value of one field, or the message for it.
+#[cfg(feature = "ssr")]
 fn encode(kind: &FieldKind, text: &str) -> Result<Value, String> {
     Ok(match kind {
         FieldKind::Text | FieldKind::Password | FieldKind::Select(_) | FieldKind::Grouped { .. } => {
@@ -236,6 +251,7 @@ fn encode(kind: &FieldKind, text: &str) -> Result<Value, String> {
 }
 
 /// Sets `key` (dotted) in `body`.
+#[cfg(feature = "ssr")]
 fn put(body: &mut Map<String, Value>, key: &str, value: Value) {
     match key.split_once('.') {
         None => {
@@ -251,8 +267,9 @@ fn put(body: &mut Map<String, Value>, key: &str, value: Value) {
 }
 
 /// The request body of a described form: `value_of` gives each field's text (repeated checkbox
-/// values joined by newlines), `fixed` adds constant keys. Used by the island and by the
-/// no-wasm post alike, so both send the same JSON.
+/// values joined by newlines), `fixed` adds constant keys: the form layer's, for the island's post
+/// and the no-wasm post alike.
+#[cfg(feature = "ssr")]
 pub(crate) fn build_body(
     kinds: &[(String, FieldKind)],
     fixed: &[(String, String)],
@@ -392,22 +409,12 @@ fn DescribedForm(
     let pending = RwSignal::new(false);
     let what_if = RwSignal::new(None::<WhatIf>);
     let kinds: Vec<(String, FieldKind)> = fields.iter().map(|f| (f.key.clone(), f.kind.bare())).collect();
-    let posted =
-        Posted::Portal { target: target.clone(), done: done.clone(), kinds: kinds.clone(), fixed: fixed.clone() };
+    let previewable = target.previewable();
+    let posted = Posted::Portal { target, done, kinds: kinds.clone(), fixed };
     let fields = StoredValue::new(fields);
     let kinds = StoredValue::new(kinds);
-    let fixed = StoredValue::new(fixed);
-    let target = StoredValue::new(target);
-    let done = StoredValue::new(done);
-    let vals = StoredValue::new(values.clone());
     let form_name = StoredValue::new(id.clone());
 
-    let body = move || -> Result<Value, FieldErrors> {
-        let current: Vec<(String, String)> =
-            kinds.get_value().into_iter().zip(vals.get_value()).map(|((key, _), v)| (key, v.get_untracked())).collect();
-        let value_of = |key: &str| current.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default();
-        build_body(&kinds.get_value(), &fixed.get_value(), value_of)
-    };
     let show = move |err: AppError| {
         let known: Vec<String> = kinds.get_value().into_iter().map(|(k, _)| k).collect();
         general.set(summary(&err, |key| known.iter().any(|k| k == key)));
@@ -415,19 +422,14 @@ fn DescribedForm(
     };
     let on_submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
-        let body = match body() {
-            Ok(b) => b,
-            Err(problems) => {
-                show(AppError::Validation { fields: problems });
-                return;
-            }
-        };
+        if pending.get_untracked() {
+            return;
+        }
         pending.set(true);
+        let sent = crate::islands::post_form(&form_name.get_value());
         spawn_local(async move {
-            match submit(target.get_value(), body).await {
-                Ok(()) => {
-                    crate::islands::navigate(&forms::with_query(&done.get_value(), "saved", &form_name.get_value()))
-                }
+            match sent.await {
+                Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     show(err);
                     pending.set(false);
@@ -436,10 +438,10 @@ fn DescribedForm(
         });
     };
     let on_preview = move |_| {
-        let Ok(body) = body() else { return };
+        let fields = crate::islands::form_fields(&form_name.get_value());
         pending.set(true);
         spawn_local(async move {
-            match preview(target.get_value(), body).await {
+            match api::preview_portal_form(fields).await {
                 Ok(w) => {
                     errors.set(FieldErrors::new());
                     general.set(None);
@@ -588,7 +590,6 @@ fn DescribedForm(
             }
         })
         .collect_view();
-    let previewable = target.get_value().previewable();
     let form_field = id.clone();
     view! {
         <form class="form portal-form" id=id method="post" on:submit=on_submit novalidate>
@@ -662,7 +663,8 @@ pub enum RowAction {
     SignOutAll(String),
 }
 
-/// Runs a row action (the island and the no-wasm post alike).
+/// Runs a row action (for the form layer: the island's post and the no-wasm post alike).
+#[cfg(feature = "ssr")]
 pub async fn run(action: RowAction, confirmation: String) -> Result<(), AppError> {
     match action {
         RowAction::SuspendUser(name, on) => api::suspend_user(name, on).await.map(drop),
@@ -676,7 +678,9 @@ pub async fn run(action: RowAction, confirmation: String) -> Result<(), AppError
         RowAction::DeleteCredential(id) => api::delete_credential(id).await,
         RowAction::DeleteDeployment(id) => api::delete_deployment(id).await,
         RowAction::DeleteDefault(id) => api::delete_default_model(id).await,
-        RowAction::SignOutAll(subject) => api::revoke_silo_sessions(RevokeSessions::AllOf { subject }).await.map(drop),
+        RowAction::SignOutAll(subject) => {
+            api::revoke_silo_sessions(crate::model::session::RevokeSessions::AllOf { subject }).await.map(drop)
+        }
     }
 }
 
@@ -744,18 +748,19 @@ fn RowActionForm(
     let impact = RwSignal::new(None::<WhatIf>);
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
-    let posted = Posted::RowAction { action: action.clone(), done: done.clone() };
+    let posted = Posted::RowAction { action: action.clone(), done };
     let action = StoredValue::new(action);
-    let done = StoredValue::new(done);
+    let form_name = StoredValue::new(form_id.clone());
     let submit = move |ev: ev::SubmitEvent| {
         ev.prevent_default();
         if pending.get_untracked() {
             return;
         }
         pending.set(true);
+        let sent = crate::islands::post_form(&form_name.get_value());
         spawn_local(async move {
-            match run(action.get_value(), typed.get_untracked()).await {
-                Ok(()) => crate::islands::navigate(&done.get_value()),
+            match sent.await {
+                Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     error.set(Some(err.to_string()));
                     pending.set(false);
