@@ -714,6 +714,10 @@ async fn an_island_sends_the_posted_fields_through_the_same_form_layer(pool: PgP
         send_as(&fleet, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("eve"))), &json_headers(&op)).await;
     assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST, "{}", elsewhere.text);
     assert_eq!(elsewhere.json()["code"], "FORM_NOT_HERE");
+    // Nobody signed in: refused by the function the form names, nothing created.
+    let anonymous = json_headers(&form_headers("", "same-origin"));
+    let nobody = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("eve"))), &anonymous).await;
+    assert_eq!(nobody.status, StatusCode::UNAUTHORIZED, "{}", nobody.text);
     // And a cross-site call is refused before any of it runs.
     let cross = json_headers(&form_headers(&cookie, "cross-site"));
     let forged = send_as(&silo, Method::POST, "/api/forms/post", Some(&call(&hidden, &typed("eve"))), &cross).await;

@@ -74,6 +74,8 @@ const CREATE: &str = r#"{"name":"made-by-matrix","displayName":"Made","isolation
 
 const USER: &str = r#"{"name":"matrix-user","displayName":"Matrix","email":"matrix@example.com","subject":"s-matrix"}"#;
 const GRANT: &str = r#"{"payloadType":"model","payloadId":"*","subjectType":"user","subjectId":"s-matrix","access":"deny","priority":1}"#;
+/// The grant form's fields as the browser posts them (`app::forms`), for the island's preview.
+const GRANT_FORM: &str = r#"{"fields":"_target=%7B%22Portal%22%3A%7B%22target%22%3A%22CreateGrant%22%2C%22done%22%3A%22%2Fpolicies%22%2C%22kinds%22%3A%5B%5B%22payloadId%22%2C%22Text%22%5D%2C%5B%22subjectType%22%2C%22Text%22%5D%2C%5B%22subjectId%22%2C%22Text%22%5D%2C%5B%22access%22%2C%22Text%22%5D%2C%5B%22priority%22%2C%22Number%22%5D%5D%2C%22fixed%22%3A%5B%5B%22payloadType%22%2C%22model%22%5D%5D%7D%7D&_form=new-grant&payloadId=%2A&subjectType=user&subjectId=s-matrix&access=deny&priority=1"}"#;
 const CREDENTIAL: &str = r#"{"name":"matrix","provider":"openai","apiKey":"sk-matrix-123456"}"#;
 const MODEL: &str = r#"{"publicName":"matrix","upstreamModel":"openai/gpt-4o-mini"}"#;
 const SETTINGS: &str = r#"{"request":{"timeZone":"UTC","currency":"USD","defaultModelAccess":"allow"}}"#;
@@ -323,6 +325,7 @@ fn silo_routes() -> Vec<Route> {
         route(Method::POST, "/api/silo/policies/delete", Some(r#"{"name":"{name}"}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/grants/create", Some(r#"{"request":GRANT}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/grants/preview", Some(r#"{"request":GRANT}"#), SiloAdmin),
+        route(Method::POST, "/api/silo/portal/preview", Some(GRANT_FORM), SiloAdmin),
         route(Method::POST, "/api/silo/grants/preview-removal", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/grants/delete", Some(r#"{"id":"{id}"}"#), SiloAdminWrite),
         route(Method::POST, "/api/silo/access/effective", Some(r#"{"user":"{name}"}"#), SiloAdminWrite),
