@@ -1,6 +1,7 @@
 //! The browser bundle as a page refers to it: the file names under `/pkg` (content-hashed by
 //! `cargo xtask build`, listed in `pkg/bundle.json`) and the island loader, which fetches the
-//! wasm only on a page that has an island.
+//! wasm only on a page that has an island. Each role has a bundle of its own islands
+//! (`opencrane-fleet.*`, `opencrane-silo.*`); both share the stylesheet (`opencrane.css`).
 //!
 //! Leptos' `HydrationScripts` preloads the wasm on every page and names the files without a
 //! hash, so no response can be cached for good; here a page without islands costs the HTML and
@@ -11,10 +12,12 @@ use std::path::Path;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::Role;
+
 /// The manifest the site build writes into the `pkg` directory.
 pub const MANIFEST: &str = "bundle.json";
 
-/// The bundle's file names under `/pkg`.
+/// The bundle's file names under `/pkg`, for one role's pages.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bundle {
     /// The wasm-bindgen glue (an ES module).
@@ -25,24 +28,56 @@ pub struct Bundle {
     pub css: String,
 }
 
-impl Default for Bundle {
-    /// The unhashed names (a site built before the manifest, or none at all).
-    fn default() -> Self {
-        Self { js: "opencrane.js".into(), wasm: "opencrane.wasm".into(), css: "opencrane.css".into() }
-    }
+/// The manifest: the stylesheet and each role's glue and wasm.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The stylesheet (both roles).
+    pub css: String,
+    /// The fleet's bundle.
+    pub fleet: Scripts,
+    /// A silo's bundle.
+    pub silo: Scripts,
+}
+
+/// One role's glue and wasm.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Scripts {
+    /// The wasm-bindgen glue.
+    pub js: String,
+    /// The WebAssembly module.
+    pub wasm: String,
+}
+
+/// The file stem of `role`'s bundle (`opencrane-fleet`, `opencrane-silo`).
+pub fn stem(role: Role) -> String {
+    format!("opencrane-{}", role.as_str())
 }
 
 impl Bundle {
-    /// The names in `pkg_dir`'s manifest, or the unhashed ones when it has none (a development
-    /// server started without a site says nothing; a manifest that does not parse is logged).
-    pub fn read(pkg_dir: &Path) -> Self {
+    /// The unhashed names (a site built before the manifest, or none at all).
+    pub fn unhashed(role: Role) -> Self {
+        let stem = stem(role);
+        Self { js: format!("{stem}.js"), wasm: format!("{stem}.wasm"), css: "opencrane.css".into() }
+    }
+
+    /// `role`'s names in `pkg_dir`'s manifest, or the unhashed ones when it has none (a
+    /// development server started without a site says nothing; a manifest that does not parse
+    /// is logged).
+    pub fn read(pkg_dir: &Path, role: Role) -> Self {
         let path = pkg_dir.join(MANIFEST);
-        let Ok(text) = std::fs::read_to_string(&path) else { return Self::default() };
-        match serde_json::from_str::<Self>(&text) {
+        let Ok(text) = std::fs::read_to_string(&path) else { return Self::unhashed(role) };
+        let bundle = serde_json::from_str::<Manifest>(&text).map(|m| {
+            let scripts = match role {
+                Role::Fleet => m.fleet,
+                Role::Silo => m.silo,
+            };
+            Self { js: scripts.js, wasm: scripts.wasm, css: m.css }
+        });
+        match bundle {
             Ok(bundle) if [&bundle.js, &bundle.wasm, &bundle.css].iter().all(|n| is_file_name(n)) => bundle,
             _ => {
                 tracing::warn!(path = %path.display(), "the bundle manifest is not valid; using the unhashed names");
-                Self::default()
+                Self::unhashed(role)
             }
         }
     }
@@ -53,14 +88,15 @@ fn is_file_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// Whether `name` is one of the content-hashed bundle files (`opencrane.<16 hex>.<ext>`, with
-/// `.gz` for the precompressed copy): such a file never changes, so it may be cached for good.
+/// Whether `name` is one of the content-hashed bundle files (`<stem>.<16 hex>.<ext>`, the stem
+/// `opencrane` for the stylesheet or a role's, with `.gz` for the precompressed copy): such a
+/// file never changes, so it may be cached for good.
 pub fn is_hashed(name: &str) -> bool {
     let name = name.strip_suffix(".gz").unwrap_or(name);
     let mut parts = name.split('.');
     matches!(
         (parts.next(), parts.next(), parts.next(), parts.next()),
-        (Some("opencrane"), Some(hash), Some("js" | "wasm" | "css"), None)
+        (Some("opencrane" | "opencrane-fleet" | "opencrane-silo"), Some(hash), Some("js" | "wasm" | "css"), None)
             if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit())
     )
 }
@@ -121,28 +157,50 @@ mod tests {
 
     #[test]
     fn only_content_hashed_bundle_files_count_as_hashed() {
-        assert!(is_hashed("opencrane.0123456789abcdef.wasm"));
-        assert!(is_hashed("opencrane.0123456789abcdef.js.gz"));
-        assert!(!is_hashed("opencrane.wasm"), "the unhashed name changes with every build");
+        assert!(is_hashed("opencrane-fleet.0123456789abcdef.wasm"));
+        assert!(is_hashed("opencrane-silo.0123456789abcdef.js.gz"));
+        assert!(is_hashed("opencrane.0123456789abcdef.css"));
+        assert!(!is_hashed("opencrane-silo.wasm"), "the unhashed name changes with every build");
         assert!(!is_hashed("opencrane.0123456789abcdeg.css"));
         assert!(!is_hashed("opencrane.0123.css"));
         assert!(!is_hashed("other.0123456789abcdef.css"));
+        assert!(!is_hashed("opencrane-other.0123456789abcdef.wasm"));
     }
 
     #[test]
-    fn a_manifest_is_read_and_a_bad_one_falls_back() {
+    fn a_manifest_is_read_per_role_and_a_bad_one_falls_back() {
         let dir = std::env::temp_dir().join(format!("opencrane-bundle-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(Bundle::read(&dir), Bundle::default(), "no manifest");
-        let hashed = Bundle {
-            js: "opencrane.0123456789abcdef.js".into(),
-            wasm: "opencrane.1123456789abcdef.wasm".into(),
+        assert_eq!(Bundle::read(&dir, Role::Silo), Bundle::unhashed(Role::Silo), "no manifest");
+        assert_eq!(Bundle::unhashed(Role::Fleet).wasm, "opencrane-fleet.wasm");
+        let manifest = Manifest {
             css: "opencrane.2123456789abcdef.css".into(),
+            fleet: Scripts {
+                js: "opencrane-fleet.0123456789abcdef.js".into(),
+                wasm: "opencrane-fleet.1123456789abcdef.wasm".into(),
+            },
+            silo: Scripts {
+                js: "opencrane-silo.3123456789abcdef.js".into(),
+                wasm: "opencrane-silo.4123456789abcdef.wasm".into(),
+            },
         };
-        std::fs::write(dir.join(MANIFEST), serde_json::to_string(&hashed).unwrap()).unwrap();
-        assert_eq!(Bundle::read(&dir), hashed);
-        std::fs::write(dir.join(MANIFEST), r#"{"js":"../../etc/passwd","wasm":"a","css":"b"}"#).unwrap();
-        assert_eq!(Bundle::read(&dir), Bundle::default(), "names, never paths");
+        std::fs::write(dir.join(MANIFEST), serde_json::to_string(&manifest).unwrap()).unwrap();
+        let fleet = Bundle::read(&dir, Role::Fleet);
+        assert_eq!(
+            (fleet.js.as_str(), fleet.wasm.as_str()),
+            ("opencrane-fleet.0123456789abcdef.js", "opencrane-fleet.1123456789abcdef.wasm")
+        );
+        let silo = Bundle::read(&dir, Role::Silo);
+        assert_eq!(
+            (silo.wasm.as_str(), silo.css.as_str()),
+            ("opencrane-silo.4123456789abcdef.wasm", "opencrane.2123456789abcdef.css")
+        );
+        std::fs::write(
+            dir.join(MANIFEST),
+            r#"{"css":"b","fleet":{"js":"../../etc/passwd","wasm":"a"},"silo":{"js":"c","wasm":"d"}}"#,
+        )
+        .unwrap();
+        assert_eq!(Bundle::read(&dir, Role::Fleet), Bundle::unhashed(Role::Fleet), "names, never paths");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

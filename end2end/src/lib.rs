@@ -122,7 +122,9 @@ impl DevServer {
         let bin = binary();
         let site = workspace()
             .join(env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| "target/site".into()));
-        assert!(site.join("pkg/opencrane.wasm").is_file(), "the browser bundle is missing in {}", site.display());
+        for wasm in ["pkg/opencrane-fleet.wasm", "pkg/opencrane-silo.wasm"] {
+            assert!(site.join(wasm).is_file(), "the browser bundle {wasm} is missing in {}", site.display());
+        }
         let slot = Slot::take();
         let state_dir = env::temp_dir().join(format!("opencrane-e2e-{}-{}", std::process::id(), free_port()));
         let mut child = Command::new(&bin)

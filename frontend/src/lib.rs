@@ -1,10 +1,10 @@
 //! The hydrate entry point, compiled to wasm32.
 //!
 //! Pages of both roles are rendered on the server by `FleetApp` or `SiloApp`; in islands mode
-//! nothing is mounted as a whole. The server marks the role on `<body data-role>`, and
-//! `hydrate_islands` wakes exactly the islands that role's page contains — a fleet page has no
-//! silo islands to wake and vice versa. Every island of both roles is compiled into this one
-//! bundle (they share the component kit), so one `/pkg/opencrane.wasm` serves either role.
+//! nothing is mounted as a whole, and `hydrate_islands` wakes the islands the page contains.
+//! The crate is built once per role (feature `fleet` or `silo`): a bundle holds only its role's
+//! islands (the other role's are plain components there, never exported), and each role's pages
+//! load their own (`/pkg/opencrane-fleet.*`, `/pkg/opencrane-silo.*`, see `app::bundle`).
 
 // The islands are `#[wasm_bindgen]` exports inside `app`; this keeps the crate linked in.
 extern crate app as _;

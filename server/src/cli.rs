@@ -212,7 +212,7 @@ pub struct HttpArgs {
     /// Port to listen on.
     #[arg(long, env = "PORT", default_value_t = 8080)]
     pub port: u16,
-    /// Directory holding the browser bundle (`pkg/opencrane.{js,wasm,css}`) and static files.
+    /// Directory holding the browser bundles (`pkg/opencrane-{fleet,silo}.{js,wasm}`, `pkg/opencrane.css`) and static files.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
     /// Port of the Prometheus `/metrics` listener (same address as `--port`, nothing else on

@@ -49,6 +49,7 @@ pub fn router(state: AppState, auth: AuthConfig) -> Router {
     };
     let bundle = app::bundle::Bundle::read(
         &std::path::Path::new(&*state.leptos_options.site_root).join(&*state.leptos_options.site_pkg_dir),
+        role,
     );
     let app_shell = {
         let options = state.leptos_options.clone();

@@ -39,11 +39,13 @@ pub fn spawn_session_sweeper(pool: PgPool) {
 
 /// Leptos' settings: where the browser bundle is, and the address (for its own bookkeeping).
 pub fn leptos_options(site_root: &Path, addr: SocketAddr, env: Env) -> LeptosOptions {
-    if !site_root.join("pkg").join("opencrane.wasm").is_file() {
+    let bundles = [app::Role::Fleet, app::Role::Silo].map(|role| format!("{}.wasm", app::bundle::stem(role)));
+    if !bundles.iter().all(|wasm| site_root.join("pkg").join(wasm).is_file()) {
         tracing::warn!(
             site_root = %site_root.display(),
-            "the browser bundle (pkg/opencrane.wasm) is missing: pages render, but forms will not react \
-             until it is built; `cargo xtask dev` builds it"
+            "the browser bundles (pkg/opencrane-fleet.wasm, pkg/opencrane-silo.wasm) are missing: pages \
+             render and forms post, but nothing reacts in the browser until they are built; `cargo xtask dev` \
+             builds them"
         );
     }
     LeptosOptions::builder()

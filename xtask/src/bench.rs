@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: figures, not pass/fail. Builds in release mode and prints
 //!
-//! - the hydrate bundle: wasm raw and gzip, JS raw and gzip (and after `wasm-opt -Oz` when the
-//!   npm build of binaryen is available; Debian's binaryen 108 breaks hydration);
+//! - each role's hydrate bundle: wasm raw and gzip, JS raw and gzip (and after `wasm-opt -Oz` when
+//!   the npm build of binaryen is available; Debian's binaryen 108 breaks hydration);
 //! - bytes on the wire for a first and a repeat visit of a page without an island (the customers
 //!   list) and of one with an island (the new-customer form), as a browser accepting gzip that
 //!   keeps the `immutable` hashed files gets them;
@@ -423,7 +423,7 @@ fn visit_bytes(port: u16, path: &str) -> Result<(u64, u64)> {
     let (page, _) = fetch(port, path, false)?;
     let (_, html) = fetch(port, path, true)?;
     let mut first = page;
-    let assets = html.split('"').filter(|part| part.starts_with("/pkg/opencrane.")).map(str::to_owned);
+    let assets = html.split('"').filter(|part| part.starts_with("/pkg/opencrane")).map(str::to_owned);
     let islands = html.contains("<leptos-island");
     for asset in assets.collect::<std::collections::BTreeSet<_>>() {
         if asset.ends_with(".css") || islands {
@@ -448,11 +448,14 @@ fn get_ok(port: u16, path: &str) -> bool {
 pub fn run(_args: &[String]) -> Result {
     // Bundle.
     let site = site::build(true)?;
-    let wasm = site.join("pkg/opencrane.wasm");
-    let js = site.join("pkg/opencrane.js");
-    let wasm_raw = fs::metadata(&wasm).map_err(|e| e.to_string())?.len();
-    let js_raw = fs::metadata(&js).map_err(|e| e.to_string())?.len();
-    let (wasm_gz, js_gz) = (gzip_size(&wasm)?, gzip_size(&js)?);
+    let mut bundles = Vec::new();
+    for role in site::ROLES {
+        let (wasm, js) =
+            (site.join(format!("pkg/{}.wasm", site::stem(role))), site.join(format!("pkg/{}.js", site::stem(role))));
+        let wasm_raw = fs::metadata(&wasm).map_err(|e| e.to_string())?.len();
+        let js_raw = fs::metadata(&js).map_err(|e| e.to_string())?.len();
+        bundles.push((role, wasm_raw, gzip_size(&wasm)?, js_raw, gzip_size(&js)?));
+    }
     let optimised = site::wasm_optimised(&site);
 
     // Server.
@@ -561,13 +564,17 @@ pub fn run(_args: &[String]) -> Result {
     drop(pg);
 
     println!("\n== OpenCrane benchmark (release build) ==");
-    println!(
-        "hydrate bundle      wasm {} raw, {} gzip;  js {} raw, {} gzip",
-        kib(wasm_raw),
-        kib(wasm_gz),
-        kib(js_raw),
-        kib(js_gz)
-    );
+    for (role, wasm_raw, wasm_gz, js_raw, js_gz) in bundles {
+        println!(
+            "{:<20}wasm {} raw, {} gzip;  js {} raw, {} gzip;  {} gzip in all",
+            format!("{role} bundle"),
+            kib(wasm_raw),
+            kib(wasm_gz),
+            kib(js_raw),
+            kib(js_gz),
+            kib(wasm_gz + js_gz)
+        );
+    }
     if !optimised {
         println!("  (not optimised: wasm-opt from npm binaryen@132 was not available to the build)");
     }

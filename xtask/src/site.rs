@@ -1,5 +1,7 @@
-//! Building the browser bundle: the wasm target, the `wasm-bindgen` CLI pinned by the lockfile,
-//! and the site directory the server serves (`pkg/opencrane.{js,wasm,css}` plus `public/`).
+//! Building the browser bundles: the wasm target, the `wasm-bindgen` CLI pinned by the lockfile,
+//! and the site directory the server serves: one bundle per role (`pkg/opencrane-fleet.{js,wasm}`,
+//! `pkg/opencrane-silo.{js,wasm}`: each holds only its role's islands), the stylesheet
+//! (`pkg/opencrane.css`), content-hashed copies of each and `pkg/bundle.json`, plus `public/`.
 
 use std::{
     fs,
@@ -121,9 +123,17 @@ fn optimise(from: &Path, to: &Path) -> Result<bool> {
     Ok(true)
 }
 
-/// Copies each bundle file (and its `.gz`) to `opencrane.<hash>.<ext>`, the hash of its content,
-/// and lists the names in `pkg/bundle.json` — what the pages refer to, so the server may let
-/// browsers cache them for good (`app::bundle`). Hashed files of earlier builds are removed.
+/// The roles, each with a bundle of its own islands (the `frontend` crate's feature of that name).
+pub const ROLES: [&str; 2] = ["fleet", "silo"];
+
+/// The file stem of `role`'s bundle (as `app::bundle::stem` names it).
+pub fn stem(role: &str) -> String {
+    format!("opencrane-{role}")
+}
+
+/// Copies each bundle file (and its `.gz`) to `<stem>.<hash>.<ext>`, the hash of its content,
+/// and lists the names in `pkg/bundle.json` (`app::bundle::Manifest`) — what the pages refer to,
+/// so the server may let browsers cache them for good. Hashed files of earlier builds are removed.
 fn name_by_content(pkg: &Path) -> Result {
     use std::hash::{Hash as _, Hasher as _};
     for entry in fs::read_dir(pkg).map_err(|e| format!("reading {}: {e}", pkg.display()))? {
@@ -132,19 +142,24 @@ fn name_by_content(pkg: &Path) -> Result {
             fs::remove_file(pkg.join(&name)).map_err(|e| format!("removing {name}: {e}"))?;
         }
     }
-    let mut names = Vec::new();
-    for ext in ["js", "wasm", "css"] {
-        let plain = pkg.join(format!("opencrane.{ext}"));
+    let hashed = |stem: &str, ext: &str| -> Result<String> {
+        let plain = pkg.join(format!("{stem}.{ext}"));
         let bytes = fs::read(&plain).map_err(|e| format!("reading {}: {e}", plain.display()))?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         bytes.hash(&mut hasher);
-        let hashed = format!("opencrane.{:016x}.{ext}", hasher.finish());
+        let hashed = format!("{stem}.{:016x}.{ext}", hasher.finish());
         fs::copy(&plain, pkg.join(&hashed)).map_err(|e| format!("writing {hashed}: {e}"))?;
-        fs::copy(pkg.join(format!("opencrane.{ext}.gz")), pkg.join(format!("{hashed}.gz")))
+        fs::copy(pkg.join(format!("{stem}.{ext}.gz")), pkg.join(format!("{hashed}.gz")))
             .map_err(|e| format!("writing {hashed}.gz: {e}"))?;
-        names.push(format!("\"{ext}\": \"{hashed}\""));
+        Ok(hashed)
+    };
+    let mut entries = vec![format!("\"css\": \"{}\"", hashed("opencrane", "css")?)];
+    for role in ROLES {
+        let stem = stem(role);
+        let (js, wasm) = (hashed(&stem, "js")?, hashed(&stem, "wasm")?);
+        entries.push(format!("\"{role}\": {{\"js\": \"{js}\", \"wasm\": \"{wasm}\"}}"));
     }
-    fs::write(pkg.join("bundle.json"), format!("{{{}}}\n", names.join(", ")))
+    fs::write(pkg.join("bundle.json"), format!("{{{}}}\n", entries.join(", ")))
         .map_err(|e| format!("writing the bundle manifest: {e}"))
 }
 
@@ -205,9 +220,10 @@ pub fn build_linted(driver: &Path) -> Result<PathBuf> {
     build_with(false, Some(driver))
 }
 
-fn build_with(release: bool, lint: Option<&Path>) -> Result<PathBuf> {
-    ensure_wasm_target()?;
-    let wasm_bindgen = ensure_wasm_bindgen()?;
+/// Builds `role`'s bundle into `pkg` (`<stem>.js`, `<stem>.wasm`); whether wasm-opt ran. Each is
+/// its own cargo invocation (the feature selects the islands), and both share every dependency's
+/// build: only `app` and `frontend` compile twice.
+fn build_role(role: &str, release: bool, lint: Option<&Path>, wasm_bindgen: &Path, pkg: &Path) -> Result<bool> {
     let profile = if release { "wasm-release" } else { "dev" };
     let mut cmd = if release { crate::release_cargo() } else { cargo() };
     cmd.args([
@@ -221,34 +237,55 @@ fn build_with(release: bool, lint: Option<&Path>) -> Result<PathBuf> {
         "--profile",
         profile,
     ]);
+    cmd.arg("--features").arg(format!("frontend/{role}"));
     if let Some(driver) = lint {
         // `app` named too, so its hydrate build is linted as a package of its own.
         linting(&mut cmd, driver).args(["-p", "app"]);
     }
     run(&mut cmd)?;
     let profile_dir = if release { "wasm-release" } else { "debug" };
-    let wasm = target_dir().join("wasm32-unknown-unknown").join(profile_dir).join("frontend.wasm");
+    let built = target_dir().join("wasm32-unknown-unknown").join(profile_dir).join("frontend.wasm");
+    let stem = stem(role);
+    run(Command::new(wasm_bindgen)
+        .args(["--target", "web", "--no-typescript", "--out-name", &stem, "--out-dir"])
+        .arg(pkg)
+        .arg(&built))?;
+    let (made, wasm) = (pkg.join(format!("{stem}_bg.wasm")), pkg.join(format!("{stem}.wasm")));
+    if release && optimise(&made, &wasm)? {
+        fs::remove_file(&made).map_err(|e| format!("removing {}: {e}", made.display()))?;
+        Ok(true)
+    } else {
+        fs::rename(&made, &wasm).map_err(|e| format!("renaming the wasm: {e}"))?;
+        Ok(false)
+    }
+}
+
+fn build_with(release: bool, lint: Option<&Path>) -> Result<PathBuf> {
+    ensure_wasm_target()?;
+    let wasm_bindgen = ensure_wasm_bindgen()?;
     let site = site_dir(release);
     let pkg = site.join("pkg");
     fs::create_dir_all(&pkg).map_err(|e| format!("creating {}: {e}", pkg.display()))?;
-    run(Command::new(&wasm_bindgen)
-        .args(["--target", "web", "--no-typescript", "--out-name", "opencrane", "--out-dir"])
-        .arg(&pkg)
-        .arg(&wasm))?;
-    // The server asks for /pkg/opencrane.wasm (it is built with LEPTOS_OUTPUT_NAME set).
-    let (made, wasm) = (pkg.join("opencrane_bg.wasm"), pkg.join("opencrane.wasm"));
     let _ = fs::remove_file(site.join(OPTIMISED_MARK));
-    if release && optimise(&made, &wasm)? {
-        fs::remove_file(&made).map_err(|e| format!("removing {}: {e}", made.display()))?;
+    // The one bundle of both roles that sites built before the split held.
+    for old in ["opencrane.js", "opencrane.wasm", "opencrane.js.gz", "opencrane.wasm.gz"] {
+        let _ = fs::remove_file(pkg.join(old));
+    }
+    let mut optimised = release;
+    for role in ROLES {
+        optimised &= build_role(role, release, lint, &wasm_bindgen, &pkg)?;
+    }
+    if optimised {
         fs::write(site.join(OPTIMISED_MARK), "wasm-opt -Oz\n").map_err(|e| format!("marking the site: {e}"))?;
-    } else {
-        fs::rename(&made, &wasm).map_err(|e| format!("renaming the wasm: {e}"))?;
     }
     fs::copy(root().join("style/main.css"), pkg.join("opencrane.css"))
         .map_err(|e| format!("copying the stylesheet: {e}"))?;
     // What the server sends to a browser that accepts gzip (`/pkg` serves the `.gz` beside a file).
-    for name in ["opencrane.wasm", "opencrane.js", "opencrane.css"] {
-        precompress(&pkg.join(name), release)?;
+    precompress(&pkg.join("opencrane.css"), release)?;
+    for role in ROLES {
+        for ext in ["js", "wasm"] {
+            precompress(&pkg.join(format!("{}.{ext}", stem(role))), release)?;
+        }
     }
     name_by_content(&pkg)?;
     for entry in fs::read_dir(root().join("public")).map_err(|e| format!("reading public/: {e}"))? {

@@ -80,11 +80,12 @@ fn a_customer_created_in_the_form_appears_in_the_list_and_deleting_it_needs_the_
     wait_for("the form's island", || browser.hydrated().then_some(()));
     let on_form = fetched(&browser);
     assert!(
-        on_form
-            .split(' ')
-            .any(|url| url.contains("/pkg/opencrane.") && url.ends_with(".wasm") && !url.ends_with("/opencrane.wasm")),
-        "{on_form}"
+        on_form.split(' ').any(|url| url.contains("/pkg/opencrane-fleet.")
+            && url.ends_with(".wasm")
+            && !url.ends_with("/opencrane-fleet.wasm")),
+        "the fleet's own bundle, by its hashed name: {on_form}"
     );
+    assert!(!on_form.contains("opencrane-silo"), "never a silo's bundle: {on_form}");
 
     // Members: add one, suspend her (her seat is freed), then remove her after a confirmation.
     browser.goto(&format!("{}/cluster-tenants/e2e-acme/members", server.fleet_url));

@@ -297,10 +297,11 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
     let site = std::env::temp_dir().join(format!("opencrane-site-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(site.join("pkg")).unwrap();
     let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 7) as u8).collect();
-    std::fs::write(site.join("pkg/opencrane.wasm"), &wasm).unwrap();
-    let gzipped = std::process::Command::new("gzip").args(["-k", "-n"]).arg(site.join("pkg/opencrane.wasm")).status();
+    std::fs::write(site.join("pkg/opencrane-fleet.wasm"), &wasm).unwrap();
+    let gzipped =
+        std::process::Command::new("gzip").args(["-k", "-n"]).arg(site.join("pkg/opencrane-fleet.wasm")).status();
     assert!(gzipped.unwrap().success());
-    let gz = std::fs::read(site.join("pkg/opencrane.wasm.gz")).unwrap();
+    let gz = std::fs::read(site.join("pkg/opencrane-fleet.wasm.gz")).unwrap();
     assert!(gz.len() < wasm.len() / 10);
     let db = support::fleet_db(&pool).await;
     let options = opencrane::start::leptos_options(&site, "127.0.0.1:0".parse().unwrap(), leptos::config::Env::DEV);
@@ -311,14 +312,15 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
     );
 
     let compressed =
-        support::send_with(&app, Method::GET, "/pkg/opencrane.wasm", None, &[("accept-encoding", "gzip, br")]).await;
+        support::send_with(&app, Method::GET, "/pkg/opencrane-fleet.wasm", None, &[("accept-encoding", "gzip, br")])
+            .await;
     assert_eq!(compressed.status, StatusCode::OK);
     assert_eq!(compressed.headers["content-encoding"], "gzip");
     assert_eq!(compressed.headers["content-type"], "application/wasm");
     assert_eq!(compressed.headers["cache-control"], "no-cache");
     assert_eq!(compressed.bytes.len(), gz.len(), "the precompressed file");
 
-    let plain = support::send_with(&app, Method::GET, "/pkg/opencrane.wasm", None, &[]).await;
+    let plain = support::send_with(&app, Method::GET, "/pkg/opencrane-fleet.wasm", None, &[]).await;
     assert_eq!(plain.status, StatusCode::OK);
     assert!(!plain.headers.contains_key("content-encoding"));
     assert_eq!(plain.bytes.len(), wasm.len());
@@ -327,7 +329,7 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
     let again = support::send_with(
         &app,
         Method::GET,
-        "/pkg/opencrane.wasm",
+        "/pkg/opencrane-fleet.wasm",
         None,
         &[("accept-encoding", "gzip"), ("if-modified-since", &modified)],
     )
@@ -339,13 +341,13 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
 
     // The pages refer to the content-hashed names of the manifest, which never change: cached
     // for good, so a repeat visit fetches none of them.
-    let hashed = "opencrane.00112233aabbccdd.wasm";
-    std::fs::copy(site.join("pkg/opencrane.wasm"), site.join("pkg").join(hashed)).unwrap();
-    std::fs::copy(site.join("pkg/opencrane.wasm.gz"), site.join(format!("pkg/{hashed}.gz"))).unwrap();
+    let hashed = "opencrane-fleet.00112233aabbccdd.wasm";
+    std::fs::copy(site.join("pkg/opencrane-fleet.wasm"), site.join("pkg").join(hashed)).unwrap();
+    std::fs::copy(site.join("pkg/opencrane-fleet.wasm.gz"), site.join(format!("pkg/{hashed}.gz"))).unwrap();
     std::fs::write(
         site.join("pkg/bundle.json"),
         format!(
-            r#"{{"js": "opencrane.00112233aabbccdd.js", "wasm": "{hashed}", "css": "opencrane.00112233aabbccdd.css"}}"#
+            r#"{{"css": "opencrane.00112233aabbccdd.css", "fleet": {{"js": "opencrane-fleet.00112233aabbccdd.js", "wasm": "{hashed}"}}, "silo": {{"js": "opencrane-silo.00112233aabbccdd.js", "wasm": "opencrane-silo.00112233aabbccdd.wasm"}}}}"#
         ),
     )
     .unwrap();
@@ -365,11 +367,12 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
     assert_eq!(cached.status, StatusCode::OK);
     assert_eq!(cached.headers["cache-control"], "public, max-age=31536000, immutable");
     assert_eq!(cached.headers["content-encoding"], "gzip");
-    let plain = support::send_with(&app, Method::GET, "/pkg/opencrane.wasm", None, &[]).await;
+    let plain = support::send_with(&app, Method::GET, "/pkg/opencrane-fleet.wasm", None, &[]).await;
     assert_eq!(plain.headers["cache-control"], "no-cache", "an unhashed name is revalidated");
     let page = support::send_with(&app, Method::GET, "/cluster-tenants", None, &[]).await;
     assert!(page.text.contains(r#"href="/pkg/opencrane.00112233aabbccdd.css""#), "{}", page.text);
     assert!(page.text.contains(&format!(r#""/pkg/{hashed}""#)), "the loader names the hashed wasm");
+    assert!(!page.text.contains("opencrane-silo."), "a fleet page loads the fleet's bundle, never a silo's");
     // The wasm is fetched only where an island is: no preload on any page, and the loader
     // looks for one first.
     assert!(!page.text.contains(r#"rel="preload""#) && !page.text.contains("modulepreload"));

@@ -49,7 +49,8 @@ pub fn BillingAccountForm(display_name: String, time_zone: String, exists: bool)
     view! { <AccountForm display_name time_zone exists errors message /> }
 }
 
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
 fn AccountForm(
     display_name: String,
     time_zone: String,

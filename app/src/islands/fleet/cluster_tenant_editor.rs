@@ -169,7 +169,8 @@ fn adopt_typed(initial: &ClusterTenantForm) -> (ClusterTenantForm, BTreeSet<&'st
     (adopted, changed)
 }
 
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
 fn CustomerForm(
     initial: ClusterTenantForm,
     validation: ValidationContext,

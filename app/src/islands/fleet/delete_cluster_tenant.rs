@@ -120,7 +120,8 @@ struct Refused {
 }
 
 /// The island behind [`DeleteClusterTenant`].
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
 fn DeleteDialog(
     name: String,
     display_name: String,

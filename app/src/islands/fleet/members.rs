@@ -124,7 +124,8 @@ pub fn MemberForm(cluster_tenant: String) -> impl IntoView {
     view! { <AddMember cluster_tenant subject email role errors message /> }
 }
 
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
 fn AddMember(
     cluster_tenant: String,
     subject: String,

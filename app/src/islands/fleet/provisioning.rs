@@ -45,7 +45,8 @@ fn seconds(ms: i64) -> String {
 }
 
 /// The checklist; `can_retry` shows the Retry buttons (owners, admins and operators).
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
 pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl IntoView {
     let view_state = RwSignal::new(initial);
     let error = RwSignal::new(None::<String>);

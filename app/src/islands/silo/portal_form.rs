@@ -375,7 +375,8 @@ pub fn PortalForm(
 }
 
 /// The island behind [`PortalForm`].
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
 fn DescribedForm(
     id: String,
     fields: Vec<FormField>,
@@ -720,7 +721,8 @@ pub fn RowActionButton(
 }
 
 /// The island behind [`RowActionButton`].
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
 fn RowActionForm(
     action: RowAction,
     label: String,

@@ -10,7 +10,8 @@ use crate::{
 };
 
 /// The test-route tool.
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
 pub fn TestRouteTool(
     /// Users to pick from.
     users: Vec<String>,
@@ -105,7 +106,8 @@ pub fn RouteResult(route: RouteTest) -> impl IntoView {
 }
 
 /// Checks a domain against a user's policy.
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
 pub fn DomainCheckTool(
     /// The user.
     user: String,

@@ -29,7 +29,8 @@ pub fn TokenForm() -> impl IntoView {
     view! { <NewToken created name name_error error /> }
 }
 
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
 fn NewToken(
     /// A token created by a post answered without wasm.
     created: Option<CreatedAccessToken>,
