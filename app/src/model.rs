@@ -9,6 +9,7 @@ pub mod href;
 pub mod principal;
 pub mod session;
 pub mod silo;
+pub mod time;
 
 /// The field rules, defined once in the vocabulary crate.
 pub use opencrane_types::rules;

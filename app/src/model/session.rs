@@ -64,12 +64,16 @@ pub struct AccessTokenView {
     /// The first characters of the secret.
     pub prefix: String,
     /// Creation time.
+    #[cfg_attr(not(feature = "ssr"), serde(deserialize_with = "crate::model::time::rfc3339"))]
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// Expiry (date and time), if any.
+    #[cfg_attr(not(feature = "ssr"), serde(default, deserialize_with = "crate::model::time::rfc3339_opt"))]
     pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Last use.
+    #[cfg_attr(not(feature = "ssr"), serde(default, deserialize_with = "crate::model::time::rfc3339_opt"))]
     pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Revocation time.
+    #[cfg_attr(not(feature = "ssr"), serde(default, deserialize_with = "crate::model::time::rfc3339_opt"))]
     pub revoked_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 

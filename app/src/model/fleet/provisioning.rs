@@ -27,9 +27,11 @@ pub struct StepView {
     pub action: Option<String>,
     /// When it last started.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(not(feature = "ssr"), serde(default, deserialize_with = "crate::model::time::rfc3339_opt"))]
     pub started_at: Option<DateTime<Utc>>,
     /// When it last finished.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(not(feature = "ssr"), serde(default, deserialize_with = "crate::model::time::rfc3339_opt"))]
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -67,6 +69,7 @@ pub struct ProvisioningView {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retained: Vec<String>,
     /// When the server answered (durations of running steps are measured to it).
+    #[cfg_attr(not(feature = "ssr"), serde(deserialize_with = "crate::model::time::rfc3339"))]
     pub as_of: DateTime<Utc>,
     /// The namespace the silo is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
