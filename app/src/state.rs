@@ -200,10 +200,15 @@ impl Caller {
 
 /// The state and caller of the current server function or page render.
 pub fn request_context() -> Result<(AppState, Caller), AppError> {
+    request_parts().map(|(state, parts)| (state, Caller::from_parts(&parts)))
+}
+
+/// The state and the request of the current server function or page render.
+pub fn request_parts() -> Result<(AppState, http::request::Parts), AppError> {
     let state = leptos::prelude::use_context::<AppState>();
     let parts = leptos::prelude::use_context::<http::request::Parts>();
     match (state, parts) {
-        (Some(state), Some(parts)) => Ok((state, Caller::from_parts(&parts))),
+        (Some(state), Some(parts)) => Ok((state, parts)),
         _ => {
             tracing::error!("server function called without AppState or request parts in context");
             Err(AppError::Internal { request_id: "-".into() })

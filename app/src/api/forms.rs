@@ -14,12 +14,7 @@ use crate::error::AppError;
 /// the form layer's and the service layer's, as for a post without wasm.
 #[server(prefix = "/api/forms", endpoint = "post", input = Json)]
 pub async fn post_form(fields: String) -> Result<String, AppError> {
-    let state = use_context::<crate::state::AppState>();
-    let parts = use_context::<http::request::Parts>();
-    let (Some(state), Some(parts)) = (state, parts) else {
-        tracing::error!("the form server function was called without AppState or request parts in context");
-        return Err(AppError::Internal { request_id: "-".into() });
-    };
+    let (state, parts) = crate::state::request_parts()?;
     let values = form_urlencoded::parse(fields.as_bytes()).into_owned().collect();
     super::respond(crate::forms::submit_in_background(state, parts, values).await)
 }
