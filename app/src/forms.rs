@@ -486,7 +486,7 @@ mod server {
             Ok(outcome) => outcome,
             Err(err) => {
                 let status = err.status();
-                let message = portal_form::summary(&err, |key| post.shows(key));
+                let message = crate::islands::enhance::summary(&err, |key| post.shows(key));
                 Outcome::Render(Box::new(FormEcho { errors: err.field_errors(), message, ..post.echo }), status)
             }
         })

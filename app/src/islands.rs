@@ -7,6 +7,7 @@
 //! By role: [`fleet`] (the customer form, delete dialog, checklist, billing form) and [`silo`]
 //! (the described portal form, the portal tools, the token form); [`session_actions`] serves both.
 
+pub mod enhance;
 pub mod fleet;
 pub mod session_actions;
 pub mod silo;

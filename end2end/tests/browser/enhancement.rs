@@ -96,7 +96,7 @@ fn the_create_forms_of_both_roles_work_without_javascript() {
     fill(&browser, "#row-delete-user-nojs-ana-confirmation", "nojs");
     mark_page(&browser);
     browser.click(&browser.wait("#row-delete-user-nojs-ana button[type=submit]"));
-    let why = wait_for("the refusal", || browser.find(".row-action [role=alert]"));
+    let why = wait_for("the refusal", || browser.find(".row-action [role=alert]:not([hidden])"));
     assert!(browser.text(&why).contains("name"), "it says why: {}", browser.text(&why));
     assert!(!page_marked(&browser), "posted by the browser");
     assert_eq!(browser.value(&browser.wait("#row-delete-user-nojs-ana-confirmation")), "nojs");

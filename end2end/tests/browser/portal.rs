@@ -176,6 +176,22 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     open_details(&browser, "new-grant");
     fill(&browser, "new-grant-subjectId", "ghost");
     assert!(submit_for_error(&browser, "new-grant", "subjectId").contains("ghost"));
+    // A grant's preview says whose access would change, and changes nothing; once added, opening
+    // its Delete says what removing it would change.
+    fill(&browser, "new-grant-subjectId", "jane");
+    choose(&browser, "new-grant-access", "deny");
+    browser.click(&browser.wait("#new-grant button[data-preview]:not([hidden])"));
+    let preview = wait_for("the grant's preview", || browser.find("#new-grant-impact .what-if"));
+    let said = browser.text(&preview);
+    assert!(said.contains("would change") && said.contains("jane"), "{said}");
+    assert!(error_text(&browser, "new-grant-subjectId").is_empty(), "the earlier message is cleared");
+    assert!(!browser.page_text().contains("deny * for tenant jane"), "a preview adds nothing");
+    submit_until(&browser, "new-grant", "the grant in the table", |b| {
+        b.find("summary[aria-label='Delete grant deny * for tenant jane']").is_some()
+    });
+    browser.click(&browser.wait("summary[aria-label='Delete grant deny * for tenant jane']"));
+    let impact = wait_for("the removal's impact", || browser.find(".confirm-details[open] .what-if"));
+    assert!(browser.text(&impact).contains("jane"), "removing it changes jane's access: {}", browser.text(&impact));
     browser.goto(&format!("{silo}/budgets"));
     fill(&browser, "settings-timeZone", "Mars/Base");
     assert!(submit_for_error(&browser, "settings", "timeZone").contains("Mars/Base"));

@@ -217,7 +217,7 @@ fn CustomerForm(
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
                     let fields = err.field_errors();
-                    banner.set(crate::islands::silo::portal_form::summary(&err, shows));
+                    banner.set(crate::islands::enhance::summary(&err, shows));
                     focus_first_invalid(&fields);
                     state.server.set(fields);
                     pending.set(false);

@@ -148,7 +148,7 @@ fn AddMember(
             match sent.await {
                 Ok(href) => crate::islands::navigate(&href),
                 Err(err) => {
-                    banner.set(crate::islands::silo::portal_form::summary(&err, shows));
+                    banner.set(crate::islands::enhance::summary(&err, shows));
                     errors.set(err.field_errors());
                     pending.set(false);
                 }

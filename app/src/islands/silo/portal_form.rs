@@ -1,22 +1,25 @@
-//! The silo portal's forms and row actions: one island that renders a described form (fields,
-//! hints, per-field errors from the server), builds the request body, optionally previews what
-//! it would change (the evaluator's what-if), and submits it to the server function its target
-//! names; and one island for row actions (suspend, delete …) with an explicit confirmation.
+//! The silo portal's forms and row actions: a described form (fields, hints, per-field errors
+//! from the server) whose post the form layer turns into the request body for the server function
+//! its target names, optionally previewing what it would change (the evaluator's what-if); and
+//! row actions (suspend, delete …) with an explicit confirmation.
 //!
-//! Pages describe their forms as data ([`FormField`]); validation is the server's, so the island
+//! Both are server-rendered forms that work without the wasm; with it, the
+//! [`EnhanceForm`] island takes each over where it stands (see [`crate::islands::enhance`]).
+//! Pages describe their forms as data ([`FormField`]); validation is the server's, so the form
 //! and the REST API give the same field-level messages.
 
-use leptos::{ev, prelude::*, task::spawn_local};
+use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use serde_json::{Map, Value, json};
 
+#[cfg(feature = "ssr")]
+use crate::{api::silo as api, error::AppError, model::silo::WhatIf};
 use crate::{
-    api::silo as api,
     components::form::Field,
-    error::{AppError, FieldErrors},
+    error::FieldErrors,
     forms::{self, Posted, PostedFields},
-    model::silo::WhatIf,
+    islands::enhance::{EnhanceForm, alert_id, field_id, impact_id},
 };
 
 /// How a field is edited and sent.
@@ -289,22 +292,6 @@ pub(crate) fn build_body(
     problems.into_result(Value::Object(body))
 }
 
-/// The sentence above a refused form: the error itself when no field carries it, the messages
-/// of fields this form does not show (in words, without their JSON keys), or a pointer to the
-/// fields below. A field's message is shown once, under the field.
-pub(crate) fn summary(err: &AppError, shown: impl Fn(&str) -> bool) -> Option<String> {
-    let fields = err.field_errors();
-    if fields.is_empty() {
-        return Some(err.to_string());
-    }
-    let unplaced: Vec<&str> = fields.0.iter().filter(|(k, _)| !shown(k)).map(|(_, m)| m.as_str()).collect();
-    Some(match (unplaced.is_empty(), fields.0.len()) {
-        (false, _) => unplaced.join(" "),
-        (true, 1) => "One field needs attention; see below.".to_owned(),
-        (true, n) => format!("{n} fields need attention; see below."),
-    })
-}
-
 /// The confirmation a page shows after the form `form` (its DOM id) succeeded.
 pub fn confirmation(form: &str) -> Option<&'static str> {
     Some(match form {
@@ -328,10 +315,6 @@ pub fn confirmation(form: &str) -> Option<&'static str> {
         f if f.starts_with("edit-") => "Changes saved.",
         _ => return None,
     })
-}
-
-fn dom_id(form: &str, key: &str) -> String {
-    format!("{form}-{}", key.replace('.', "-"))
 }
 
 /// A described form. Server-rendered as a working `<form method="post">` (see [`forms`]); when
@@ -374,9 +357,10 @@ pub fn PortalForm(
     }
 }
 
-/// The island behind [`PortalForm`].
-#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
+/// The markup behind [`PortalForm`]: the form as the server posts it, taken over by
+/// [`EnhanceForm`] when the wasm runs (sent in the background, messages in place, grouped
+/// options following their field, the preview).
+#[component]
 fn DescribedForm(
     id: String,
     fields: Vec<FormField>,
@@ -389,174 +373,52 @@ fn DescribedForm(
     /// The sentence for it.
     message: Option<String>,
 ) -> impl IntoView {
-    // What was typed before the island hydrated stays (the server's value otherwise).
-    let values: Vec<RwSignal<String>> = fields
-        .iter()
-        .map(|f| {
-            let input_id = dom_id(&id, &f.key);
-            let typed = match &f.kind {
-                FieldKind::Multi(opts) => opts
-                    .iter()
-                    .map(|(v, _)| forms::typed_checked(&format!("{input_id}-{v}")).map(|on| on.then(|| v.clone())))
-                    .collect::<Option<Vec<Option<String>>>>()
-                    .map(|picked| picked.into_iter().flatten().collect::<Vec<_>>().join("\n")),
-                _ => forms::typed(&input_id),
-            };
-            RwSignal::new(typed.unwrap_or_else(|| f.value.clone()))
-        })
-        .collect();
-    let errors = RwSignal::new(errors);
-    let general = RwSignal::new(message);
-    let pending = RwSignal::new(false);
-    let what_if = RwSignal::new(None::<WhatIf>);
     let kinds: Vec<(String, FieldKind)> = fields.iter().map(|f| (f.key.clone(), f.kind.bare())).collect();
     let previewable = target.previewable();
-    let posted = Posted::Portal { target, done, kinds: kinds.clone(), fixed };
-    let fields = StoredValue::new(fields);
-    let kinds = StoredValue::new(kinds);
-    let form_name = StoredValue::new(id.clone());
-
-    let show = move |err: AppError| {
-        let known: Vec<String> = kinds.get_value().into_iter().map(|(k, _)| k).collect();
-        general.set(summary(&err, |key| known.iter().any(|k| k == key)));
-        errors.set(err.field_errors());
-    };
-    let on_submit = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        if pending.get_untracked() {
-            return;
-        }
-        pending.set(true);
-        let sent = crate::islands::post_form(&form_name.get_value());
-        spawn_local(async move {
-            match sent.await {
-                Ok(href) => crate::islands::navigate(&href),
-                Err(err) => {
-                    show(err);
-                    pending.set(false);
-                }
-            }
-        });
-    };
-    let on_preview = move |_| {
-        let fields = crate::islands::form_fields(&form_name.get_value());
-        pending.set(true);
-        spawn_local(async move {
-            match api::preview_portal_form(fields).await {
-                Ok(w) => {
-                    errors.set(FieldErrors::new());
-                    general.set(None);
-                    what_if.set(Some(w));
-                }
-                Err(err) => show(err),
-            }
-            pending.set(false);
-        });
-    };
-    let form_id = id.clone();
-    // Effects run only in the browser: until then (and without the wasm) every group shows.
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    let signal_of: Vec<(String, RwSignal<String>)> =
-        fields.get_value().iter().map(|f| f.key.clone()).zip(values.iter().copied()).collect();
+    let posted = Posted::Portal { target, done, kinds, fixed };
     let rendered = fields
-        .get_value()
         .into_iter()
-        .zip(values)
-        .map(|(f, value)| {
-            let input_id = dom_id(&form_id, &f.key);
-            let key = f.key.clone();
-            let name = f.key.clone();
-            let error = Signal::derive(move || errors.with(|e| e.get(&key).map(str::to_owned)));
-            // Rendered as the attribute too, so the server's HTML shows it before hydration.
-            let initial = value.get_untracked();
-            let mut shown: Option<Signal<bool>> = None;
-            let control = match f.kind.clone() {
+        .map(|f| {
+            let input_id = field_id(&id, &f.key);
+            let error = Signal::stored(errors.get(&f.key).map(str::to_owned));
+            let (name, initial) = (f.key.clone(), f.value.clone());
+            let option = |(v, label): (String, String)| {
+                let selected = v == initial;
+                view! { <option value=v selected=selected>{label}</option> }
+            };
+            let control = match f.kind {
                 FieldKind::Grouped { follows, groups } => {
-                    let follow =
-                        signal_of.iter().find(|(k, _)| *k == follows).map_or_else(|| RwSignal::new(String::new()), |(_, s)| *s);
-                    let choices: Vec<(String, Vec<String>)> =
-                        groups.iter().map(|(when, _, opts)| (when.clone(), opts.iter().map(|(v, _)| v.clone()).collect())).collect();
-                    let choices = StoredValue::new(choices);
-                    let offered = move || {
-                        let picked = follow.get();
-                        choices.with_value(|c| c.iter().find(|(when, _)| *when == picked).map(|(_, v)| v.clone()))
-                    };
-                    // A change of the group picks its first option (or none), unless the value is in it.
-                    Effect::new(move |_| {
-                        let options = offered().unwrap_or_default();
-                        if !options.contains(&value.get_untracked()) {
-                            value.set(options.first().cloned().unwrap_or_default());
-                        }
-                    });
-                    shown = Some(Signal::derive(move || !hydrated.get() || offered().is_some()));
-                    let current = initial.clone();
-                    let none_selected = current.is_empty();
+                    let none_selected = initial.is_empty();
+                    let groups = groups
+                        .into_iter()
+                        .map(|(when, label, opts)| {
+                            let options = opts.into_iter().map(option).collect_view();
+                            view! { <optgroup label=label data-when=when>{options}</optgroup> }
+                        })
+                        .collect_view();
                     view! {
-                        <select id=input_id.clone() name=name prop:value=move || value.get() on:change=move |ev| value.set(event_target_value(&ev))>
-                            <option value="" selected=none_selected hidden=move || hydrated.get()>"(none)"</option>
-                            {groups
-                                .into_iter()
-                                .map(|(when, label, opts)| {
-                                    let off = Signal::derive(move || hydrated.get() && follow.get() != when);
-                                    let options = opts
-                                        .into_iter()
-                                        .map(|(v, label)| {
-                                            let selected = v == current;
-                                            view! { <option value=v selected=selected>{label}</option> }
-                                        })
-                                        .collect_view();
-                                    view! { <optgroup label=label hidden=off disabled=off>{options}</optgroup> }
-                                })
-                                .collect_view()}
+                        <select id=input_id.clone() name=name data-follows=follows>
+                            <option value="" selected=none_selected>"(none)"</option>
+                            {groups}
                         </select>
                     }
                     .into_any()
                 }
                 FieldKind::Select(opts) => {
-                    let current = initial.clone();
-                    view! {
-                        <select id=input_id.clone() name=name on:change=move |ev| value.set(event_target_value(&ev))>
-                            {opts
-                                .into_iter()
-                                .map(|(v, label)| {
-                                    let selected = v == current;
-                                    view! { <option value=v selected=selected>{label}</option> }
-                                })
-                                .collect_view()}
-                        </select>
-                    }
-                    .into_any()
+                    let options = opts.into_iter().map(option).collect_view();
+                    view! { <select id=input_id.clone() name=name>{options}</select> }.into_any()
                 }
                 FieldKind::Multi(opts) => {
+                    let picked = items(&initial);
                     let boxes = opts
                         .into_iter()
                         .map(|(v, label)| {
-                            let checked = items(&initial).contains(&v);
+                            let checked = picked.contains(&v);
                             let box_id = format!("{input_id}-{v}");
                             let box_for = box_id.clone();
-                            let item = v.clone();
-                            let name = name.clone();
                             view! {
                                 <label class="check" for=box_for>
-                                    <input
-                                        type="checkbox"
-                                        id=box_id
-                                        name=name
-                                        value=v
-                                        checked=checked
-                                        on:change=move |ev| {
-                                            let on = event_target_checked(&ev);
-                                            value.update(|text| {
-                                                let mut list = items(text);
-                                                list.retain(|x| *x != item);
-                                                if on {
-                                                    list.push(item.clone());
-                                                }
-                                                *text = list.join("\n");
-                                            });
-                                        }
-                                    />
+                                    <input type="checkbox" id=box_id name=name.clone() value=v checked=checked />
                                     {label}
                                 </label>
                             }
@@ -564,75 +426,44 @@ fn DescribedForm(
                         .collect_view();
                     view! { <div class="checks" id=input_id.clone()>{boxes}</div> }.into_any()
                 }
-                FieldKind::Lines | FieldKind::Numbers | FieldKind::Pairs | FieldKind::Egress => view! {
-                    <textarea id=input_id.clone() name=name rows="3" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev))>{initial}</textarea>
+                FieldKind::Lines | FieldKind::Numbers | FieldKind::Pairs | FieldKind::Egress => {
+                    view! { <textarea id=input_id.clone() name=name rows="3">{initial}</textarea> }.into_any()
                 }
-                .into_any(),
-                FieldKind::Password => view! {
-                    <input id=input_id.clone() name=name type="password" autocomplete="off" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                FieldKind::Password => {
+                    view! { <input id=input_id.clone() name=name type="password" autocomplete="off" /> }.into_any()
                 }
-                .into_any(),
-                FieldKind::Number => view! {
-                    <input id=input_id.clone() name=name type="number" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                FieldKind::Number => {
+                    view! { <input id=input_id.clone() name=name type="number" value=initial /> }.into_any()
                 }
-                .into_any(),
-                FieldKind::Text => view! {
-                    <input id=input_id.clone() name=name type="text" value=initial prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
-                }
-                .into_any(),
+                FieldKind::Text => view! { <input id=input_id.clone() name=name type="text" value=initial /> }.into_any(),
             };
-            let shown = shown.unwrap_or_else(|| Signal::derive(|| true));
             view! {
-                <div class="field-slot" hidden=move || !shown.get()>
-                    <Field id=input_id.clone() label=f.label.clone() required=f.required hint=f.hint.clone().unwrap_or_default() error=error>
+                <div class="field-slot">
+                    <Field id=input_id label=f.label required=f.required hint=f.hint.unwrap_or_default() error=error>
                         {control}
                     </Field>
                 </div>
             }
         })
         .collect_view();
-    let form_field = id.clone();
+    let (alert, impact, alert_hidden) = (alert_id(&id), impact_id(&id), message.is_none());
+    let (form_id, posted_id) = (id.clone(), id.clone());
     view! {
-        <form class="form portal-form" id=id method="post" on:submit=on_submit novalidate>
-            <PostedFields form=form_field posted=posted />
-            {move || general.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        <form class="form portal-form" id=form_id method="post" novalidate>
+            <PostedFields form=posted_id posted=posted />
+            <p class="error" role="alert" id=alert hidden=alert_hidden>{message}</p>
             {rendered}
-            {move || what_if.get().map(|w| view! { <WhatIfView what_if=w /> })}
+            <div id=impact></div>
             <div class="form-actions">
+                // Shown by the wasm: a preview needs it.
                 {previewable.then(|| view! {
-                    <button type="button" class="btn ghost" on:click=on_preview disabled=move || pending.get()>"Preview changes"</button>
+                    <button type="button" class="btn ghost" data-preview hidden>"Preview changes"</button>
                 })}
-                <button type="submit" class="btn primary" disabled=move || pending.get()>{submit_label}</button>
+                <button type="submit" class="btn primary">{submit_label}</button>
             </div>
+            <EnhanceForm form=id />
         </form>
     }
-}
-
-/// A what-if preview: whose access would change.
-#[component]
-pub fn WhatIfView(what_if: WhatIf) -> impl IntoView {
-    if what_if.changes.is_empty() {
-        return view! {
-            <p class="notice info what-if" role="status">{format!("No change: {} decision(s) evaluated, none would flip.", what_if.evaluated)}</p>
-        }
-        .into_any();
-    }
-    let count = what_if.changes.len();
-    let rows = what_if
-        .changes
-        .into_iter()
-        .map(|c| {
-            let (from, to) = (if c.before { "yes" } else { "no" }, if c.after { "yes" } else { "no" });
-            view! { <tr><td>{c.tenant}</td><td>{c.model}</td><td>{from}</td><td>{to}</td><td>{c.why}</td></tr> }
-        })
-        .collect_view();
-    view! {
-        <div class="what-if" role="status">
-            <p>{format!("{count} decision(s) of {} would change:", what_if.evaluated)}</p>
-            <table class="table"><thead><tr><th>"User"</th><th>"Applies to"</th><th>"Before"</th><th>"After"</th><th>"Why, after"</th></tr></thead><tbody>{rows}</tbody></table>
-        </div>
-    }
-    .into_any()
 }
 
 /// A row action.
@@ -720,9 +551,9 @@ pub fn RowActionButton(
     view! { <RowActionForm action label done aria refused /> }
 }
 
-/// The island behind [`RowActionButton`].
-#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
+/// The markup behind [`RowActionButton`], taken over by [`EnhanceForm`] when the wasm runs
+/// (sent in the background, the button armed by the typed name, a grant's impact on opening).
+#[component]
 fn RowActionForm(
     action: RowAction,
     label: String,
@@ -736,87 +567,50 @@ fn RowActionForm(
         RowAction::DeleteUser(name) => Some(name.clone()),
         _ => None,
     };
+    let impact = match &action {
+        RowAction::DeleteGrant(id) => Some(id.clone()),
+        _ => None,
+    };
     let form_id = row_form_id(&aria);
     let open = refused.is_some();
     let input_id = format!("{form_id}-confirmation");
-    // What was posted, or what was typed before the island woke.
     let (echoed, retyped) = match refused {
         Some((why, typed)) => (Some(why), typed),
-        None => (None, forms::typed(&input_id).unwrap_or_default()),
+        None => (None, String::new()),
     };
-    let typed = RwSignal::new(retyped.clone());
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(echoed);
-    let impact = RwSignal::new(None::<WhatIf>);
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    let posted = Posted::RowAction { action: action.clone(), done };
-    let action = StoredValue::new(action);
-    let form_name = StoredValue::new(form_id.clone());
-    let submit = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        if pending.get_untracked() {
-            return;
-        }
-        pending.set(true);
-        let sent = crate::islands::post_form(&form_name.get_value());
-        spawn_local(async move {
-            match sent.await {
-                Ok(href) => crate::islands::navigate(&href),
-                Err(err) => {
-                    error.set(Some(err.to_string()));
-                    pending.set(false);
-                }
-            }
-        });
-    };
-    let opened = move |ev: ev::Event| {
-        let now_open = event_target::<web_sys::HtmlElement>(&ev).has_attribute("open");
-        if let (true, RowAction::DeleteGrant(id)) = (now_open, action.get_value()) {
-            spawn_local(async move {
-                if let Ok(w) = api::preview_grant_removal(id).await {
-                    impact.set(Some(w));
-                }
-            });
-        }
-    };
-    let hidden = view! {
-        <PostedFields form=form_id.clone() posted=posted />
-    };
+    let posted = Posted::RowAction { action, done };
+    let hidden = view! { <PostedFields form=form_id.clone() posted=posted /> };
+    let enhance = view! { <EnhanceForm form=form_id.clone() /> };
+    let (alert, impact_slot, alert_hidden) = (alert_id(&form_id), impact_id(&form_id), echoed.is_none());
     let control = if destructive {
-        let expected = typed_name.clone().unwrap_or_default();
         let name_field = typed_name.map(move |name| {
             view! {
                 <label for=input_id.clone()>{format!("Type “{name}” to confirm: ")}</label>
-                <input id=input_id class="confirm-name" type="text" name="confirmation" autocomplete="off" required value=retyped
-                    prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev)) />
+                // Until the wasm runs, the server checks the typed name; then the button waits for it.
+                <input id=input_id class="confirm-name" type="text" name="confirmation" autocomplete="off" required
+                    value=retyped data-expect=name />
             }
         });
         let confirm_label = format!("Yes, {}", label.to_lowercase());
         view! {
-            <details class="confirm-details" open=open on:toggle=opened>
+            <details class="confirm-details" open=open data-impact=impact>
                 <summary class="btn danger small" aria-label=aria>{label}</summary>
-                <form method="post" class="confirm" id=form_id on:submit=submit>
+                <form method="post" class="confirm" id=form_id.clone()>
                     {hidden}
                     {name_field}
-                    {move || impact.get().map(|w| view! { <WhatIfView what_if=w /> })}
-                    // Until the wasm runs, the server checks the typed name; then the button waits for it.
-                    <button
-                        type="submit"
-                        class="btn danger small confirm-go"
-                        disabled=move || pending.get() || (hydrated.get() && !expected.is_empty() && typed.get().trim() != expected)
-                    >
-                        {confirm_label}
-                    </button>
+                    <div id=impact_slot></div>
+                    <button type="submit" class="btn danger small confirm-go">{confirm_label}</button>
+                    {enhance}
                 </form>
             </details>
         }
         .into_any()
     } else {
         view! {
-            <form method="post" class="inline-form" id=form_id on:submit=submit>
+            <form method="post" class="inline-form" id=form_id.clone()>
                 {hidden}
-                <button type="submit" class="btn small" disabled=move || pending.get() aria-label=aria>{label}</button>
+                <button type="submit" class="btn small" aria-label=aria>{label}</button>
+                {enhance}
             </form>
         }
         .into_any()
@@ -824,7 +618,7 @@ fn RowActionForm(
     view! {
         <span class="row-action">
             {control}
-            {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+            <span class="error" role="alert" id=alert hidden=alert_hidden>{echoed}</span>
         </span>
     }
 }
