@@ -66,6 +66,17 @@ pub fn EnhanceForm(form: String) -> impl IntoView {
     let _ = form;
 }
 
+/// Shows the server-rendered button `<input>-copy` (hidden without the wasm: the clipboard
+/// needs it) and makes it copy the text of the input `input` (a secret shown once); renders
+/// nothing.
+#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
+pub fn CopyButton(input: String) -> impl IntoView {
+    #[cfg(feature = "silo-islands")]
+    live::copy(&input);
+    let _ = input;
+}
+
 /// The browser side: event listeners on the form's own elements.
 #[cfg(feature = "hydrate")]
 mod live {
@@ -235,6 +246,21 @@ mod live {
         };
         apply();
         on(&leader, "change", move |_| apply());
+    }
+
+    /// See [`super::CopyButton`].
+    #[cfg(feature = "silo-islands")]
+    pub(super) fn copy(input: &str) {
+        let doc = document();
+        let (Some(button), Some(field)) = (doc.get_element_by_id(&format!("{input}-copy")), doc.get_element_by_id(input)) else {
+            return;
+        };
+        set_flag(&button, "hidden", false);
+        let target = button.clone();
+        on(&target, "click", move |_| {
+            let _ = leptos::prelude::window().navigator().clipboard().write_text(&value_of(&field));
+            button.set_text_content(Some("Copied"));
+        });
     }
 
     /// The silo's previews: whose access a form, or a grant's removal, would change.

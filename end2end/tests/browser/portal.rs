@@ -153,15 +153,13 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     fill(&browser, "fallbacks-chain", "fast");
     submit_until(&browser, "fallbacks", "the chain in the table", |b| has_row(b, "smartfast"));
 
-    // The test-route tool: jane asking for smart gets smart, falling back to fast. (Chosen once
-    // the island is live: hydration would reset a choice made before it.)
-    wait_for("the models page's islands", || browser.hydrated().then_some(()));
-    wait_for("the route answer", || {
-        choose(&browser, "route-user", "jane");
-        choose(&browser, "route-model", "smart");
-        browser.click(&browser.wait(".test-route button[type=submit]"));
-        browser.find(".route-result")
-    });
+    // The test-route tool (a GET form the page answers): jane asking for smart gets smart,
+    // falling back to fast, and the answer has a link.
+    choose(&browser, "route-user", "jane");
+    choose(&browser, "route-model", "smart");
+    browser.click(&browser.wait(".test-route button[type=submit]"));
+    wait_for("the route answer", || browser.find(".route-result"));
+    assert!(browser.url().contains("route-user=jane"), "{}", browser.url());
     let result = browser.text(&browser.wait(".route-result"));
     assert!(result.contains("smart") && result.contains("the request named it"), "{result}");
     assert!(result.contains("Fallbacks, in order: fast"), "{result}");

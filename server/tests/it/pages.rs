@@ -379,3 +379,53 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
     assert!(page.text.contains(r#"document.querySelector("leptos-island")"#));
     let _ = std::fs::remove_dir_all(&site);
 }
+
+/// The portal's two tools are `GET` forms the page answers, without the wasm: the test-route
+/// tool on `/models` (`?route-user=&route-model=`) and the domain check on `/access`
+/// (`&domain=`); a bad question is answered (400) under its field, and what was asked stays
+/// chosen.
+#[sqlx::test(migrations = false)]
+async fn the_portal_tools_are_answered_by_their_pages(pool: PgPool) {
+    let silo_db = support::silo_db(&pool).await;
+    let fields = opencrane_silo_db::tenants::TenantFields {
+        display_name: "Ana",
+        email: "ana@acme.test",
+        subject: "s-ana",
+        team: None,
+        policy_ref: None,
+        cpu: None,
+        memory: None,
+    };
+    opencrane_silo_db::tenants::insert(&silo_db, "ana", &fields, "admin").await.unwrap();
+    let silo = support::silo(silo_db, true);
+
+    let asked = send(&silo, Method::GET, "/models?route-user=ana&route-model=", None, false).await;
+    assert_eq!(asked.status, StatusCode::OK, "{}", asked.text);
+    assert!(asked.text.contains("route-result"), "the route is explained: {}", asked.text);
+    assert!(asked.text.contains("No default model is set for this user"), "ana has no default");
+    assert!(asked.text.contains(r#"<option value="ana" selected"#), "ana stays chosen");
+    let unasked = send(&silo, Method::GET, "/models", None, false).await;
+    assert!(!unasked.text.contains("route-result"), "no answer before a question");
+    // A bad question is a bad request (400), answered by the whole page with the reason.
+    let nobody = send(&silo, Method::GET, "/models?route-user=ghost", None, false).await;
+    assert_eq!(nobody.status, StatusCode::BAD_REQUEST);
+    assert!(message_under(&nobody.text, "route-user").contains("Choose a user"), "{}", nobody.text);
+    assert_eq!(nobody.text.matches("Choose a user").count(), 1, "said once, under the field");
+    assert!(!nobody.text.contains("route-result"));
+
+    let checked = send(&silo, Method::GET, "/access?user=ana&domain=api.example.com", None, false).await;
+    assert_eq!(checked.status, StatusCode::OK, "{}", checked.text);
+    assert!(checked.text.contains("domain-result"), "the domain is answered: {}", checked.text);
+    assert!(checked.text.contains(r#"value="api.example.com""#), "what was asked stays typed");
+    let bad = send(&silo, Method::GET, "/access?user=ana&domain=not%20a%20domain", None, false).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(!bad.text.contains("domain-result"), "no answer to a bad question");
+    assert!(!message_under(&bad.text, "check-domain").is_empty(), "the message is under the field: {}", bad.text);
+}
+
+/// The text of the message slot under the field `id` in a rendered page.
+fn message_under(page: &str, id: &str) -> String {
+    let slot = page.split(&format!(r#"id="{id}-error""#)).nth(1).unwrap_or_default();
+    let inner = slot.split_once('>').map_or("", |(_, rest)| rest);
+    inner.split("</p>").next().unwrap_or_default().replace("<!>", "").trim().to_owned()
+}

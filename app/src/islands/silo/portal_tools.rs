@@ -1,66 +1,58 @@
-//! The portal's two interactive tools: the test-route tool (which deployment would serve a user
-//! asking for a model, and why) and the domain check (may a user's assistant reach a host).
+//! The portal's two tools: the test-route tool (which deployment would serve a user asking for a
+//! model, and why) and the domain check (may a user's assistant reach a host). Each is a `GET`
+//! form its page answers, server-rendered: they need no wasm, and an answer has a link.
 
-use leptos::{ev, prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
 use crate::{
-    api::silo::{check_domain, test_route},
     components::form::Field,
+    error::AppError,
     model::silo::{DomainCheck, RouteTest, RouteTestRequest},
 };
 
-/// The test-route tool.
-#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
+/// The test-route tool: a `GET` form, so the page itself answers (with or without the wasm, and
+/// a route can be linked to); `answer` is the page's run of it (`?route-user=&route-model=`).
+#[component]
 pub fn TestRouteTool(
     /// Users to pick from.
     users: Vec<String>,
     /// Public model names to pick from.
     models: Vec<String>,
+    /// What was asked, and the answer, when the page was asked.
+    answer: Option<(RouteTestRequest, Result<RouteTest, AppError>)>,
 ) -> impl IntoView {
-    let user = RwSignal::new(users.first().cloned().unwrap_or_default());
-    let model = RwSignal::new(String::new());
-    let result = RwSignal::new(None::<RouteTest>);
-    let error = RwSignal::new(None::<String>);
-    let user_error = RwSignal::new(None::<String>);
-    let submit = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        let request = RouteTestRequest {
-            user: user.get_untracked(),
-            model: Some(model.get_untracked()).filter(|m| !m.is_empty()),
-        };
-        spawn_local(async move {
-            match test_route(request).await {
-                Ok(r) => {
-                    result.set(Some(r));
-                    error.set(None);
-                    user_error.set(None);
-                }
-                Err(e) => {
-                    user_error.set(e.field_errors().get("user").map(str::to_owned));
-                    error.set(Some(e.to_string()));
-                    result.set(None);
-                }
-            }
-        });
+    let (asked, answer) = answer.map_or((RouteTestRequest::default(), None), |(asked, answer)| (asked, Some(answer)));
+    let user_error = answer.as_ref().and_then(|a| a.as_ref().err()).and_then(|e| e.field_errors().get("user").map(str::to_owned));
+    let (error, result) = match answer {
+        Some(Ok(route)) => (None, Some(route)),
+        // Said once: under the user field when it is about the user.
+        Some(Err(e)) => (user_error.is_none().then(|| e.to_string()), None),
+        None => (None, None),
     };
+    let picked_model = asked.model.unwrap_or_default();
     view! {
-        <form class="form inline test-route" on:submit=submit>
-            <Field id="route-user" label="User" error=Signal::derive(move || user_error.get())>
-                <select id="route-user" on:change=move |ev| user.set(event_target_value(&ev))>
-                    {users.into_iter().map(|u| view! { <option value=u.clone()>{u.clone()}</option> }).collect_view()}
+        <form class="form inline test-route" id="test-route" method="get" action="/models#test-route">
+            <Field id="route-user" label="User" error=Signal::stored(user_error)>
+                <select id="route-user" name="route-user">
+                    {users.into_iter().map(|u| {
+                        let (selected, label) = (u == asked.user, u.clone());
+                        view! { <option value=u selected=selected>{label}</option> }
+                    }).collect_view()}
                 </select>
             </Field>
-            <Field id="route-model" label="Requested model" hint="Empty: the defaults decide." error=Signal::derive(|| None::<String>)>
-                <select id="route-model" on:change=move |ev| model.set(event_target_value(&ev))>
+            <Field id="route-model" label="Requested model" hint="Empty: the defaults decide." error=Signal::stored(None::<String>)>
+                <select id="route-model" name="route-model">
                     <option value="">"(none — use the defaults)"</option>
-                    {models.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                    {models.into_iter().map(|m| {
+                        let (selected, label) = (m == picked_model, m.clone());
+                        view! { <option value=m selected=selected>{label}</option> }
+                    }).collect_view()}
                 </select>
             </Field>
             <div class="form-actions"><button type="submit" class="btn primary">"Test route"</button></div>
         </form>
-        {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-        {move || result.get().map(|r| view! { <RouteResult route=r /> })}
+        {error.map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        {result.map(|r| view! { <RouteResult route=r /> })}
     }
 }
 
@@ -105,41 +97,30 @@ pub fn RouteResult(route: RouteTest) -> impl IntoView {
     .into_any()
 }
 
-/// Checks a domain against a user's policy.
-#[cfg_attr(any(feature = "ssr", feature = "silo-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "silo-islands")), component)]
+/// Checks a domain against a user's policy: a `GET` form the page answers
+/// (`/access?user=&domain=`), with or without the wasm; `answer` is the page's run of it.
+#[component]
 pub fn DomainCheckTool(
     /// The user.
     user: String,
+    /// The domain asked about, and the answer, when the page was asked.
+    answer: Option<(String, Result<DomainCheck, AppError>)>,
 ) -> impl IntoView {
-    let domain = RwSignal::new(String::new());
-    let result = RwSignal::new(None::<DomainCheck>);
-    let error = RwSignal::new(None::<String>);
-    let user = StoredValue::new(user);
-    let submit = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        let d = domain.get_untracked();
-        spawn_local(async move {
-            match check_domain(user.get_value(), d).await {
-                Ok(r) => {
-                    result.set(Some(r));
-                    error.set(None);
-                }
-                Err(e) => {
-                    error.set(Some(e.field_errors().get("domain").map_or_else(|| e.to_string(), str::to_owned)));
-                    result.set(None);
-                }
-            }
-        });
+    let (domain, answer) = answer.map_or((String::new(), None), |(domain, answer)| (domain, Some(answer)));
+    let (error, result) = match answer {
+        Some(Ok(check)) => (None, Some(check)),
+        Some(Err(e)) => (Some(e.field_errors().get("domain").map_or_else(|| e.to_string(), str::to_owned)), None),
+        None => (None, None),
     };
     view! {
-        <form class="form inline" on:submit=submit>
-            <Field id="check-domain" label="Can this user's assistant reach…" error=Signal::derive(move || error.get())>
-                <input id="check-domain" type="text" placeholder="api.example.com" prop:value=move || domain.get() on:input=move |ev| domain.set(event_target_value(&ev)) />
+        <form class="form inline" id="check-domain-form" method="get" action="/access#check-domain-form">
+            <input type="hidden" name="user" value=user />
+            <Field id="check-domain" label="Can this user's assistant reach…" error=Signal::stored(error)>
+                <input id="check-domain" name="domain" type="text" placeholder="api.example.com" value=domain />
             </Field>
             <div class="form-actions"><button type="submit" class="btn">"Check"</button></div>
         </form>
-        {move || result.get().map(|r| view! {
+        {result.map(|r| view! {
             <p class=if r.allowed { "notice ok domain-result" } else { "notice warn domain-result" } role="status">{r.explanation}</p>
         })}
     }

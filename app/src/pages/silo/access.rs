@@ -8,7 +8,7 @@ use leptos_router::hooks::use_query_map;
 
 use super::LimitTable;
 use crate::{
-    api::silo::{list_users, load_effective_access},
+    api::silo::{check_domain, list_users, load_effective_access},
     components::{
         feedback::{Badge, ErrorView, Notice},
         layout::PageHeader,
@@ -18,13 +18,14 @@ use crate::{
         silo::portal_form::{RowAction, RowActionButton},
         silo::portal_tools::{DomainCheckTool, RouteResult},
     },
-    model::silo::{EffectiveAccess, UserFilter},
+    error::AppError,
+    model::silo::{DomainCheck, EffectiveAccess, UserFilter},
 };
 
-/// `/access?user=`.
+/// `/access?user=` (and `&domain=`: the domain check's question).
 #[component]
 pub fn AccessPage() -> impl IntoView {
-    let user = use_query_map().with_untracked(|q| q.get("user").unwrap_or_default());
+    let (user, domain) = use_query_map().with_untracked(|q| (q.get("user").unwrap_or_default(), q.get("domain")));
     view! {
         <Title text="Effective access" />
         <PageHeader title="Effective access" description="Pick a user to see every model, policy and limit that applies to them, and why — computed by the same rules that enforce them." />
@@ -52,8 +53,13 @@ pub fn AccessPage() -> impl IntoView {
                 if user.is_empty() {
                     return view! { {picker} <p class="muted">"Choose a user."</p> }.into_any();
                 }
+                // The domain check's question, when it was asked (`&domain=`).
+                let checked = match domain {
+                    Some(domain) => Some((domain.clone(), check_domain(user.clone(), domain).await)),
+                    None => None,
+                };
                 match load_effective_access(user.clone()).await {
-                    Ok(access) => view! { {picker} <Effective access /> }.into_any(),
+                    Ok(access) => view! { {picker} <Effective access checked /> }.into_any(),
                     Err(error) => view! { {picker} <ErrorView error /> }.into_any(),
                 }
             })}
@@ -62,7 +68,7 @@ pub fn AccessPage() -> impl IntoView {
 }
 
 #[component]
-fn Effective(access: EffectiveAccess) -> impl IntoView {
+fn Effective(access: EffectiveAccess, checked: Option<(String, Result<DomainCheck, AppError>)>) -> impl IntoView {
     let u = access.user.clone();
     let no_models = access.models.is_empty();
     let models = access
@@ -137,7 +143,7 @@ fn Effective(access: EffectiveAccess) -> impl IntoView {
         <section>
             <h3>"Policy"</h3>
             {policy}
-            <DomainCheckTool user=u.name.clone() />
+            <DomainCheckTool user=u.name.clone() answer=checked />
         </section>
         <section class="access-sessions">
             <h3>"Sessions"</h3>

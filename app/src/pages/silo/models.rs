@@ -4,10 +4,11 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 use super::EnforcementBanner;
 use crate::{
-    api::silo::load_models,
+    api::silo::{load_models, test_route},
     components::{
         feedback::{Badge, ErrorView, Notice},
         format::timestamp,
@@ -19,7 +20,8 @@ use crate::{
         silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
         silo::portal_tools::TestRouteTool,
     },
-    model::silo::{ModelsOverview, PROVIDERS, byok::BYOK_PROVIDERS},
+    error::AppError,
+    model::silo::{ModelsOverview, PROVIDERS, RouteTest, RouteTestRequest, byok::BYOK_PROVIDERS},
 };
 
 fn quick_setup_fields() -> Vec<FormField> {
@@ -94,13 +96,21 @@ fn default_fields(o: &ModelsOverview) -> Vec<FormField> {
 /// `/models`.
 #[component]
 pub fn ModelsPage() -> impl IntoView {
+    // The test-route tool's question, when it was asked (`?route-user=&route-model=`).
+    let asked = use_query_map().with_untracked(|q| {
+        q.get("route-user").map(|user| RouteTestRequest { user, model: q.get("route-model").filter(|m| !m.is_empty()) })
+    });
     view! {
         <Title text="Models" />
         <PageHeader title="Models" description="Provider keys, the models users can ask for, how requests are spread and where they fall back to." />
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {Suspend::new(async move {
+                let route = match asked {
+                    Some(asked) => Some((asked.clone(), test_route(asked).await)),
+                    None => None,
+                };
                 match load_models().await {
-                    Ok(o) => view! { <Models o /> }.into_any(),
+                    Ok(o) => view! { <Models o route /> }.into_any(),
                     Err(error) => view! { <ErrorView error /> }.into_any(),
                 }
             })}
@@ -109,7 +119,7 @@ pub fn ModelsPage() -> impl IntoView {
 }
 
 #[component]
-fn Models(o: ModelsOverview) -> impl IntoView {
+fn Models(o: ModelsOverview, route: Option<(RouteTestRequest, Result<RouteTest, AppError>)>) -> impl IntoView {
     let credentials = o
         .credentials
         .iter()
@@ -239,7 +249,7 @@ fn Models(o: ModelsOverview) -> impl IntoView {
         </section>
         <section>
             <h2>"Test a route"</h2>
-            <TestRouteTool users=o.users.clone() models=o.public_names.clone() />
+            <TestRouteTool users=o.users.clone() models=o.public_names.clone() answer=route />
         </section>
     }
 }
