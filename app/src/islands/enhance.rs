@@ -7,7 +7,9 @@
 //! without drawing it again (what was typed before the wasm woke stays where it was typed):
 //!
 //! - a submit is sent in the background through the form layer ([`super::post_form`]) and
-//!   answered by the next page, or by the server's messages placed in those slots;
+//!   answered by the next page, or by the server's messages placed in those slots (a field's
+//!   slot found by [`field_id`], else beside the control posted under the key's name); editing a
+//!   field clears its message;
 //! - a select marked `data-follows="<key>"` offers only its `<optgroup data-when>` for that
 //!   field's value, and its field hides when no group matches;
 //! - an input marked `data-expect="<text>"` (a typed confirmation) arms the submit button only
@@ -103,6 +105,11 @@ mod live {
             on(&input, "input", move |_| refresh(&form));
         }
         refresh(&form);
+        on(&form, "input", |ev| {
+            if let Some(control) = ev.target().and_then(|t| t.dyn_into::<Element>().ok()) {
+                clear_field_of(&control);
+            }
+        });
         let (target, id) = (form.clone(), id.to_owned());
         on(&target, "submit", move |ev| {
             ev.prevent_default();
@@ -179,7 +186,7 @@ mod live {
     /// (or the error itself) in the form's sentence.
     pub(super) fn show(form: &Element, id: &str, err: &AppError) {
         clear(form);
-        let slot_of = |key: &str| document().get_element_by_id(&format!("{}-error", field_id(id, key)));
+        let slot_of = |key: &str| slot_of(form, id, key);
         for (key, message) in &err.field_errors().0 {
             if let Some(slot) = slot_of(key) {
                 slot.set_text_content(Some(message));
@@ -189,6 +196,25 @@ mod live {
             }
         }
         say(id, summary(err, |key| slot_of(key).is_some()).as_deref());
+    }
+
+    /// The message slot of the field `key`: by the portal's ids ([`field_id`]), else beside the
+    /// control posted under that name.
+    fn slot_of(form: &Element, id: &str, key: &str) -> Option<Element> {
+        let by_id = |control: &str| document().get_element_by_id(&format!("{control}-error"));
+        by_id(&field_id(id, key)).or_else(|| {
+            let control = form.query_selector(&format!("[name=\"{key}\"]")).ok().flatten()?;
+            by_id(&control.id())
+        })
+    }
+
+    /// Empties the message of the field holding `control` (once it is edited, it may be right).
+    fn clear_field_of(control: &Element) {
+        let Some(field) = control.closest(".field").ok().flatten() else { return };
+        let _ = field.class_list().remove_1("invalid");
+        for slot in all(&field, ":scope > p.error") {
+            slot.set_text_content(None);
+        }
     }
 
     /// Empties every field's message slot.

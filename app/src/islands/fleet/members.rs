@@ -3,7 +3,7 @@
 //! confirmation step; plain posted forms). The seat cap and the last-owner rule are the server's; their refusals are shown
 //! in words where the action was taken.
 
-use leptos::{ev, prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
 use crate::error::AppError;
@@ -11,6 +11,7 @@ use crate::{
     components::form::{ConfirmPost, Field, PostButton},
     error::FieldErrors,
     forms::{self, Posted, PostedFields},
+    islands::enhance::{EnhanceForm, alert_id},
     model::href::url_encode,
 };
 
@@ -124,8 +125,8 @@ pub fn MemberForm(cluster_tenant: String) -> impl IntoView {
     view! { <AddMember cluster_tenant subject email role errors message /> }
 }
 
-#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+/// The markup behind [`MemberForm`], taken over by [`EnhanceForm`] when the wasm runs.
+#[component]
 fn AddMember(
     cluster_tenant: String,
     subject: String,
@@ -136,30 +137,13 @@ fn AddMember(
     /// The sentence for it.
     message: Option<String>,
 ) -> impl IntoView {
-    let errors = RwSignal::new(errors);
-    let banner = RwSignal::new(message);
-    let pending = RwSignal::new(false);
     let posted = Posted::Member { cluster_tenant };
-    let submit = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        pending.set(true);
-        let sent = crate::islands::post_form(FORM_ID);
-        spawn_local(async move {
-            match sent.await {
-                Ok(href) => crate::islands::navigate(&href),
-                Err(err) => {
-                    banner.set(crate::islands::enhance::summary(&err, shows));
-                    errors.set(err.field_errors());
-                    pending.set(false);
-                }
-            }
-        });
-    };
-    let error_of = move |key: &'static str| Signal::derive(move || errors.with(|e| e.get(key).map(str::to_owned)));
+    let error_of = |key: &str| Signal::stored(errors.get(key).map(str::to_owned));
+    let alert_hidden = message.is_none();
     view! {
-        <form class="form narrow" id=FORM_ID method="post" novalidate on:submit=submit>
+        <form class="form narrow" id=FORM_ID method="post" novalidate>
             <PostedFields form=FORM_ID posted=posted />
-            {move || banner.get().map(|b| view! { <p class="error" role="alert">{b}</p> })}
+            <p class="error" role="alert" id=alert_id(FORM_ID) hidden=alert_hidden>{message}</p>
             <Field id=SUBJECT_ID label="Subject" hint="The person's id at the identity provider (the token's sub claim). An existing member's role is changed." error=error_of("subject")>
                 <input id=SUBJECT_ID name="subject" type="text" autocomplete="off" spellcheck="false" value=subject />
             </Field>
@@ -172,8 +156,9 @@ fn AddMember(
                 </select>
             </Field>
             <div class="form-actions">
-                <button type="submit" class="btn primary" disabled=move || pending.get()>"Add or change"</button>
+                <button type="submit" class="btn primary">"Add or change"</button>
             </div>
+            <EnhanceForm form=FORM_ID.to_owned() />
         </form>
     }
 }
