@@ -79,9 +79,10 @@ pub fn CopyButton(input: String) -> impl IntoView {
     let _ = input;
 }
 
-/// The browser side: event listeners on the form's own elements.
+/// The browser side: event listeners on the form's own elements (also what a form's own
+/// checks, such as the customer form's, build on).
 #[cfg(feature = "hydrate")]
-mod live {
+pub(crate) mod live {
     use leptos::{
         prelude::document,
         task::spawn_local,
@@ -120,7 +121,7 @@ mod live {
     }
 
     /// Calls `f` on each `event` at `target`, for the page's life.
-    pub(super) fn on(target: &Element, event: &str, f: impl FnMut(Event) + 'static) {
+    pub(crate) fn on(target: &Element, event: &str, f: impl FnMut(Event) + 'static) {
         let listener = Closure::<dyn FnMut(Event)>::new(f);
         let _ = target.add_event_listener_with_callback(event, listener.as_ref().unchecked_ref());
         listener.forget();
@@ -189,13 +190,43 @@ mod live {
         let slot_of = |key: &str| slot_of(form, id, key);
         for (key, message) in &err.field_errors().0 {
             if let Some(slot) = slot_of(key) {
-                slot.set_text_content(Some(message));
-                if let Some(field) = slot.parent_element() {
-                    let _ = field.class_list().add_1("invalid");
-                }
+                mark_slot(&slot, Some(message));
             }
         }
         say(id, summary(err, |key| slot_of(key).is_some()).as_deref());
+        focus_first_invalid(form);
+    }
+
+    /// Shows `message` under the control `id` (or clears it), marking its field and the control.
+    #[cfg(feature = "fleet-islands")]
+    pub(crate) fn mark(id: &str, message: Option<&str>) {
+        if let Some(slot) = document().get_element_by_id(&format!("{id}-error")) {
+            mark_slot(&slot, message);
+        }
+    }
+
+    /// Writes `message` into a field's slot (`<control id>-error`), or clears it, and marks the
+    /// field (`.invalid`) and its control (`aria-invalid`).
+    fn mark_slot(slot: &Element, message: Option<&str>) {
+        slot.set_text_content(message);
+        if let Some(field) = slot.parent_element() {
+            let _ = field.class_list().toggle_with_force("invalid", message.is_some());
+        }
+        let control = slot.id().strip_suffix("-error").and_then(|id| document().get_element_by_id(id));
+        if let Some(control) = control {
+            let _ = match message {
+                Some(_) => control.set_attribute("aria-invalid", "true"),
+                None => control.remove_attribute("aria-invalid"),
+            };
+        }
+    }
+
+    /// Moves the focus to the first control of the first field with a message.
+    pub(crate) fn focus_first_invalid(form: &Element) {
+        let control = form.query_selector(".field.invalid :is(input, select, textarea)").ok().flatten();
+        if let Some(control) = control.and_then(|c| c.dyn_into::<leptos::web_sys::HtmlElement>().ok()) {
+            let _ = control.focus();
+        }
     }
 
     /// The message slot of the field `key`: by the portal's ids ([`field_id`]), else beside the
@@ -211,24 +242,20 @@ mod live {
     /// Empties the message of the field holding `control` (once it is edited, it may be right).
     fn clear_field_of(control: &Element) {
         let Some(field) = control.closest(".field").ok().flatten() else { return };
-        let _ = field.class_list().remove_1("invalid");
         for slot in all(&field, ":scope > p.error") {
-            slot.set_text_content(None);
+            mark_slot(&slot, None);
         }
     }
 
     /// Empties every field's message slot.
     pub(super) fn clear(form: &Element) {
         for slot in all(form, ".field > p.error") {
-            slot.set_text_content(None);
-            if let Some(field) = slot.parent_element() {
-                let _ = field.class_list().remove_1("invalid");
-            }
+            mark_slot(&slot, None);
         }
     }
 
     /// Writes (or clears) the form's sentence.
-    pub(super) fn say(id: &str, sentence: Option<&str>) {
+    pub(crate) fn say(id: &str, sentence: Option<&str>) {
         if let Some(slot) = document().get_element_by_id(&alert_id(id)) {
             slot.set_text_content(sentence);
             set_flag(&slot, "hidden", sentence.is_none());

@@ -35,7 +35,10 @@ async fn fleet_pages_render_with_the_right_status(pool: PgPool) {
 
     let new = send(&fleet, Method::GET, "/cluster-tenants/new", None, false).await;
     assert_eq!(new.status, StatusCode::OK);
-    assert!(new.text.contains("CustomerForm"), "the create form is an island");
+    assert!(new.text.contains("id=\"ct-form\" method=\"post\""), "the create form posts without wasm");
+    for island in ["EnhanceForm", "CustomerChecks"] {
+        assert!(new.text.contains(island), "{island} takes it over with the wasm");
+    }
 
     let home = send(&fleet, Method::GET, "/", None, false).await;
     assert_eq!(home.status, StatusCode::FOUND);

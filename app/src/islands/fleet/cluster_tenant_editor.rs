@@ -1,16 +1,16 @@
-//! The create/edit form for a ClusterTenant. Validates as the admin types, using the same
-//! function the server runs again on submit; shows the server's verdict per field when it
-//! differs (a duplicate name, say). Works without wasm as a posted form ([`crate::forms`]), and
-//! keeps what was typed before the island hydrated.
+//! The create/edit form for a ClusterTenant: a posted form that works without wasm
+//! ([`crate::forms`]). With the wasm it is validated as the admin types, using the same
+//! function the server runs again on submit ([`CustomerChecks`]), sent in the background and
+//! answered with the server's verdict per field when it differs (a duplicate name, say;
+//! [`EnhanceForm`]); neither redraws the form, so what was typed before the wasm woke stays.
 
-use std::collections::BTreeSet;
-
-use leptos::{ev, prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
 use crate::{
     components::form::{Field, described_by},
     error::FieldErrors,
     forms::{self, Posted, PostedFields},
+    islands::enhance::{EnhanceForm, alert_id},
     model::fleet::cluster_tenant::{ClusterTenantForm, IsolationTier, TerminationPolicy, ValidationContext},
 };
 
@@ -68,69 +68,6 @@ pub(crate) async fn save(
     }
 }
 
-#[derive(Clone, Copy)]
-struct FormState {
-    form: RwSignal<ClusterTenantForm>,
-    touched: RwSignal<BTreeSet<&'static str>>,
-    submitted: RwSignal<bool>,
-    server: RwSignal<FieldErrors>,
-    check: Memo<FieldErrors>,
-}
-
-impl FormState {
-    /// The message to show under `field`: the server's if it has one for the current value,
-    /// otherwise the local check's once the field was edited or a submit was attempted.
-    fn error(self, field: &'static str) -> Signal<Option<String>> {
-        Signal::derive(move || {
-            if let Some(message) = self.server.with(|s| s.get(field).map(str::to_owned)) {
-                return Some(message);
-            }
-            let show = self.submitted.get() || self.touched.with(|t| t.contains(field));
-            show.then(|| self.check.with(|c| c.get(field).map(str::to_owned))).flatten()
-        })
-    }
-
-    /// An input handler that writes the value and marks the field as edited.
-    fn on_input(self, field: &'static str, set: fn(&mut ClusterTenantForm, String)) -> impl Fn(ev::Event) + Copy {
-        move |ev| {
-            let value = event_target_value(&ev);
-            self.form.update(|f| set(f, value));
-            self.touched.update(|t| {
-                t.insert(field);
-            });
-            self.server.update(|s| {
-                s.0.remove(field);
-            });
-        }
-    }
-
-    fn text(
-        self,
-        field: &'static str,
-        id: &'static str,
-        name: &'static str,
-        get: fn(&ClusterTenantForm) -> String,
-        set: fn(&mut ClusterTenantForm, String),
-        has_hint: bool,
-    ) -> impl IntoView {
-        let error = self.error(field);
-        view! {
-            <input
-                id=id
-                name=name
-                type="text"
-                autocomplete="off"
-                spellcheck="false"
-                value=self.form.with_untracked(get)
-                prop:value=move || self.form.with(get)
-                on:input=self.on_input(field, set)
-                aria-invalid=move || error.with(Option::is_some).then_some("true")
-                aria-describedby=move || described_by(id, has_hint, error.with(Option::is_some))
-            />
-        }
-    }
-}
-
 /// The ClusterTenant form. `editing` is the name of the customer being edited (`None` = create).
 /// When this page answers the form's own failed post, the posted values and messages are shown.
 #[component]
@@ -149,28 +86,26 @@ pub fn ClusterTenantEditor(
     view! { <CustomerForm initial validation editing server banner /> }
 }
 
-/// What the inputs hold while the island hydrates: what was typed before the wasm arrived.
-fn adopt_typed(initial: &ClusterTenantForm) -> (ClusterTenantForm, BTreeSet<&'static str>) {
-    let mut typed: Vec<(&str, String)> = FIELDS
-        .iter()
-        .filter(|(_, id, _)| *id != "ct-compute-shared")
-        .filter_map(|(_, id, name)| Some((*name, forms::typed(id)?)))
-        .collect();
-    if let Some(dedicated) = forms::typed_checked("ct-compute-dedicated") {
-        typed.push(("compute_mode", if dedicated { "dedicated" } else { "shared" }.to_owned()));
+/// A text input of the form, holding `value`; `aria-invalid` when the server refused it.
+fn text_input(id: &'static str, name: &'static str, value: String, has_hint: bool, invalid: bool) -> impl IntoView {
+    view! {
+        <input
+            id=id
+            name=name
+            type="text"
+            autocomplete="off"
+            spellcheck="false"
+            value=value
+            aria-invalid=invalid.then_some("true")
+            aria-describedby=described_by(id, has_hint, true)
+        />
     }
-    let adopted = initial.clone().with_pairs(typed);
-    let (before, after) = (serde_json::to_value(initial).ok(), serde_json::to_value(&adopted).ok());
-    let changed = FIELDS
-        .iter()
-        .filter(|(_, _, name)| before.as_ref().and_then(|b| b.get(name)) != after.as_ref().and_then(|a| a.get(name)))
-        .map(|(key, _, _)| *key)
-        .collect();
-    (adopted, changed)
 }
 
-#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+/// The markup behind [`ClusterTenantEditor`]: the form as the server posts it, taken over when
+/// the wasm runs by [`EnhanceForm`] (sent in the background, the server's messages in place)
+/// and [`CustomerChecks`] (checked as the admin types).
+#[component]
 fn CustomerForm(
     initial: ClusterTenantForm,
     validation: ValidationContext,
@@ -180,146 +115,97 @@ fn CustomerForm(
     /// The sentence for it.
     banner: Option<String>,
 ) -> impl IntoView {
-    let (initial, typed) = adopt_typed(&initial);
-    let form = RwSignal::new(initial);
-    // Messages for what was typed before hydration appear right after it: the first render must
-    // match the server's HTML, which had none.
-    let touched = RwSignal::new(BTreeSet::new());
-    if !typed.is_empty() {
-        Effect::new(move |_| touched.set(typed.clone()));
-    }
-    let validation = StoredValue::new(validation);
-    let check = Memo::new(move |_| form.with(|f| f.check(&validation.read_value()).err().unwrap_or_default()));
-    let state = FormState { form, touched, submitted: RwSignal::new(false), server: RwSignal::new(server), check };
-    let pending = RwSignal::new(false);
-    let banner = RwSignal::new(banner);
+    let f = initial;
     let posted = Posted::ClusterTenant { editing: editing.clone() };
-    let editing = StoredValue::new(editing);
-    let is_edit = editing.with_value(Option::is_some);
-
-    let submit = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        if pending.get_untracked() {
-            return;
-        }
-        state.submitted.set(true);
-        let local = check.get_untracked();
-        if !local.is_empty() {
-            banner.set(Some(format!("Fix the {} highlighted field(s) first.", local.0.len())));
-            focus_first_invalid(&local);
-            return;
-        }
-        banner.set(None);
-        pending.set(true);
-        let sent = crate::islands::post_form(FORM_ID);
-        spawn_local(async move {
-            match sent.await {
-                Ok(href) => crate::islands::navigate(&href),
-                Err(err) => {
-                    let fields = err.field_errors();
-                    banner.set(crate::islands::enhance::summary(&err, shows));
-                    focus_first_invalid(&fields);
-                    state.server.set(fields);
-                    pending.set(false);
-                }
-            }
-        });
+    let is_edit = editing.is_some();
+    let error = |key: &str| Signal::stored(server.get(key).map(str::to_owned));
+    let invalid = |key: &str| server.get(key).is_some();
+    let values = serde_json::to_value(&f).unwrap_or_default();
+    let input = |key: &'static str, has_hint: bool| {
+        let (_, id, name) = FIELDS.iter().find(|(k, _, _)| *k == key).copied().unwrap_or((key, key, key));
+        let value = values.get(name).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        text_input(id, name, value, has_hint, invalid(key))
     };
-
     let tier_options = IsolationTier::ALL
         .into_iter()
         .map(|tier| {
-            let available = tier.is_available(validation.read_value().dedicated_cluster_available);
+            let available = tier.is_available(validation.dedicated_cluster_available);
             let label = if available { tier.label().to_owned() } else { format!("{} (needs an external provisioner)", tier.label()) };
-            view! {
-                <option value=tier.as_str() disabled=!available selected=move || form.with(|f| f.isolation_tier == tier.as_str())>
-                    {label}
-                </option>
-            }
+            let selected = f.isolation_tier == tier.as_str();
+            view! { <option value=tier.as_str() disabled=!available selected=selected>{label}</option> }
         })
         .collect_view();
-    let dedicated = move || form.with(|f| f.compute_mode == "dedicated");
-    let base = validation.with_value(|v| v.base_domain.clone());
-    let name_hint = match &base {
+    let dedicated = f.compute_mode == "dedicated";
+    let name_hint = match &validation.base_domain {
         Some(b) => "Lowercase letters, digits and hyphens; starts with a letter. Becomes the namespace opencrane-<name> and the host <name>.".to_owned() + b,
         None => "Lowercase letters, digits and hyphens; starts with a letter. Becomes the namespace opencrane-<name>.".to_owned(),
     };
-    let cancel_href = editing.with_value(|e| match e {
+    let cancel_href = match &editing {
         Some(name) => format!("/cluster-tenants/{name}"),
         None => "/cluster-tenants".into(),
-    });
-    let tier_error = state.error("isolationTier");
-    let mode_error = state.error("compute.mode");
+    };
+    let mode_error = server.get("compute.mode").map(str::to_owned);
+    let mode_invalid = mode_error.is_some();
+    let policy = f.termination_policy.clone();
+    let alert_hidden = banner.is_none();
+    let name_control = if is_edit {
+        view! { <input id="ct-name" name="name" type="text" readonly value=f.name.clone() /> }.into_any()
+    } else {
+        input("name", true).into_any()
+    };
+    let tier_invalid = invalid("isolationTier").then_some("true");
+    let in_displayname = input("displayName", false);
+    let in_vanitydomain = input("vanityDomain", true);
+    let in_compute_nodepool = input("compute.nodePool", true);
+    let in_cpu = input("resources.quota.cpu", false);
+    let in_memory = input("resources.quota.memory", false);
+    let in_storage = input("resources.quota.storage", false);
+    let in_pods = input("resources.quota.pods", false);
+    let in_gpu = input("resources.quota.gpu", false);
+    let in_seatcap = input("seatCap", true);
+    let in_siloversion = input("siloVersion", true);
 
     view! {
-        <form class="form customer-form" id=FORM_ID method="post" novalidate on:submit=submit>
+        <form class="form customer-form" id=FORM_ID method="post" novalidate>
             <PostedFields form=FORM_ID posted=posted />
-            {move || banner.get().map(|b| view! { <div class="notice bad" role="alert">{b}</div> })}
+            <div class="notice bad" role="alert" id=alert_id(FORM_ID) hidden=alert_hidden>{banner}</div>
             <fieldset>
                 <legend>"Customer"</legend>
-                <Field id="ct-name" label="Name" required=true hint=name_hint error=state.error("name")>
-                    {if is_edit {
-                        view! {
-                            <input id="ct-name" name="name" type="text" readonly value=form.with_untracked(|f| f.name.clone()) />
-                        }
-                            .into_any()
-                    } else {
-                        state.text("name", "ct-name", "name", |f| f.name.clone(), |f, v| f.name = v, true).into_any()
-                    }}
+                <Field id="ct-name" label="Name" required=true hint=name_hint error=error("name")>
+                    {name_control}
                 </Field>
-                <Field id="ct-display-name" label="Display name" required=true error=state.error("displayName")>
-                    {state.text("displayName", "ct-display-name", "display_name", |f| f.display_name.clone(), |f, v| f.display_name = v, false)}
+                <Field id="ct-display-name" label="Display name" required=true error=error("displayName")>
+                    {in_displayname}
                 </Field>
                 <Field
                     id="ct-vanity"
                     label="Vanity domain"
                     hint="Optional host the customer owns, e.g. portal.acme.com. Leave empty for none."
-                    error=state.error("vanityDomain")
+                    error=error("vanityDomain")
                 >
-                    {state.text("vanityDomain", "ct-vanity", "vanity_domain", |f| f.vanity_domain.clone(), |f, v| f.vanity_domain = v, true)}
+                    {in_vanitydomain}
                 </Field>
             </fieldset>
             <fieldset>
                 <legend>"Isolation and compute"</legend>
-                <Field id="ct-tier" label="Isolation tier" required=true error=tier_error>
-                    <select
-                        id="ct-tier"
-                        name="isolation_tier"
-                        on:change=state.on_input("isolationTier", |f, v| f.isolation_tier = v)
-                        aria-invalid=move || tier_error.with(Option::is_some).then_some("true")
-                    >
+                <Field id="ct-tier" label="Isolation tier" required=true error=error("isolationTier")>
+                    <select id="ct-tier" name="isolation_tier" aria-invalid=tier_invalid>
                         {tier_options}
                     </select>
                 </Field>
-                <div class="field" class:invalid=move || mode_error.with(Option::is_some)>
+                <div class="field" class:invalid=mode_invalid>
                     <span class="label" id="ct-compute-label">"Compute"</span>
                     <div class="radios" role="radiogroup" aria-labelledby="ct-compute-label">
                         <label>
-                            <input
-                                type="radio"
-                                id="ct-compute-shared"
-                                name="compute_mode"
-                                value="shared"
-                                checked=form.with_untracked(|f| f.compute_mode != "dedicated")
-                                prop:checked=move || form.with(|f| f.compute_mode == "shared")
-                                on:change=state.on_input("compute.mode", |f, v| f.compute_mode = v)
-                            />
+                            <input type="radio" id="ct-compute-shared" name="compute_mode" value="shared" checked=!dedicated />
                             "Shared node pool"
                         </label>
                         <label>
-                            <input
-                                type="radio"
-                                id="ct-compute-dedicated"
-                                name="compute_mode"
-                                value="dedicated"
-                                checked=form.with_untracked(|f| f.compute_mode == "dedicated")
-                                prop:checked=dedicated
-                                on:change=state.on_input("compute.mode", |f, v| f.compute_mode = v)
-                            />
+                            <input type="radio" id="ct-compute-dedicated" name="compute_mode" value="dedicated" checked=dedicated />
                             "Dedicated node pool"
                         </label>
                     </div>
-                    <p class="error" aria-live="polite">{move || mode_error.get()}</p>
+                    <p class="error" id="ct-compute-shared-error" aria-live="polite">{mode_error}</p>
                 </div>
                 // Always rendered, shown only while "Dedicated" is chosen (CSS), so that the form
                 // also works before and without the wasm.
@@ -329,9 +215,9 @@ fn CustomerForm(
                         label="Node pool"
                         required=true
                         hint="Value of the opencrane.io/node-pool label on the customer's nodes."
-                        error=state.error("compute.nodePool")
+                        error=error("compute.nodePool")
                     >
-                        {state.text("compute.nodePool", "ct-node-pool", "node_pool", |f| f.node_pool.clone(), |f, v| f.node_pool = v, true)}
+                        {in_compute_nodepool}
                     </Field>
                 </div>
             </fieldset>
@@ -339,23 +225,23 @@ fn CustomerForm(
                 <legend>"Quota and seats"</legend>
                 <p class="muted small">"Leave a quota empty for no limit. CPU, memory and storage take Kubernetes quantities (500m, 8Gi)."</p>
                 <div class="grid">
-                    <Field id="ct-cpu" label="CPU" error=state.error("resources.quota.cpu")>
-                        {state.text("resources.quota.cpu", "ct-cpu", "cpu", |f| f.cpu.clone(), |f, v| f.cpu = v, false)}
+                    <Field id="ct-cpu" label="CPU" error=error("resources.quota.cpu")>
+                        {in_cpu}
                     </Field>
-                    <Field id="ct-memory" label="Memory" error=state.error("resources.quota.memory")>
-                        {state.text("resources.quota.memory", "ct-memory", "memory", |f| f.memory.clone(), |f, v| f.memory = v, false)}
+                    <Field id="ct-memory" label="Memory" error=error("resources.quota.memory")>
+                        {in_memory}
                     </Field>
-                    <Field id="ct-storage" label="Storage" error=state.error("resources.quota.storage")>
-                        {state.text("resources.quota.storage", "ct-storage", "storage", |f| f.storage.clone(), |f, v| f.storage = v, false)}
+                    <Field id="ct-storage" label="Storage" error=error("resources.quota.storage")>
+                        {in_storage}
                     </Field>
-                    <Field id="ct-pods" label="Pods" error=state.error("resources.quota.pods")>
-                        {state.text("resources.quota.pods", "ct-pods", "pods", |f| f.pods.clone(), |f, v| f.pods = v, false)}
+                    <Field id="ct-pods" label="Pods" error=error("resources.quota.pods")>
+                        {in_pods}
                     </Field>
-                    <Field id="ct-gpu" label="GPUs" error=state.error("resources.quota.gpu")>
-                        {state.text("resources.quota.gpu", "ct-gpu", "gpu", |f| f.gpu.clone(), |f, v| f.gpu = v, false)}
+                    <Field id="ct-gpu" label="GPUs" error=error("resources.quota.gpu")>
+                        {in_gpu}
                     </Field>
-                    <Field id="ct-seat-cap" label="Seat cap" hint="Empty = uncapped." error=state.error("seatCap")>
-                        {state.text("seatCap", "ct-seat-cap", "seat_cap", |f| f.seat_cap.clone(), |f, v| f.seat_cap = v, true)}
+                    <Field id="ct-seat-cap" label="Seat cap" hint="Empty = uncapped." error=error("seatCap")>
+                        {in_seatcap}
                     </Field>
                 </div>
             </fieldset>
@@ -365,20 +251,12 @@ fn CustomerForm(
                     id="ct-termination-policy"
                     label="When the customer is deleted"
                     hint="Retain keeps the database and its volumes so they can be re-attached; Delete removes all data."
-                    error=state.error("terminationPolicy")
+                    error=error("terminationPolicy")
                 >
-                    <select
-                        id="ct-termination-policy"
-                        name="termination_policy"
-                        on:change=state.on_input("terminationPolicy", |f, v| f.termination_policy = v)
-                    >
+                    <select id="ct-termination-policy" name="termination_policy">
                         {[TerminationPolicy::Retain, TerminationPolicy::Delete].map(|p| {
                             let value = p.as_str();
-                            view! {
-                                <option value=value selected=move || form.with(|f| f.termination_policy == value)>
-                                    {p.label()}
-                                </option>
-                            }
+                            view! { <option value=value selected=policy == value>{p.label()}</option> }
                         })}
                     </select>
                 </Field>
@@ -386,38 +264,111 @@ fn CustomerForm(
                     id="ct-silo-version"
                     label="Silo version"
                     hint="Pin the silo chart and application version, e.g. 0.3.1. Empty follows the fleet's default."
-                    error=state.error("siloVersion")
+                    error=error("siloVersion")
                 >
-                    {state.text("siloVersion", "ct-silo-version", "silo_version", |f| f.silo_version.clone(), |f, v| f.silo_version = v, true)}
+                    {in_siloversion}
                 </Field>
             </fieldset>
             <div class="form-actions">
-                <button type="submit" class="btn primary" disabled=move || pending.get()>
-                    {move || match (pending.get(), is_edit) {
-                        (true, _) => "Saving…",
-                        (false, true) => "Save changes",
-                        (false, false) => "Create customer",
-                    }}
-                </button>
+                <button type="submit" class="btn primary">{if is_edit { "Save changes" } else { "Create customer" }}</button>
                 <a class="btn ghost" href=cancel_href>"Cancel"</a>
             </div>
+            <EnhanceForm form=FORM_ID.to_owned() />
+            // After the form's own island: its messages for an edited field are the last word.
+            <CustomerChecks validation />
         </form>
     }
 }
 
-fn focus_first_invalid(errors: &FieldErrors) {
-    let Some(id) = FIELDS.iter().find(|(field, _, _)| errors.get(field).is_some()).map(|(_, id, _)| *id) else {
-        return;
+/// Checks the form as the admin types, with the same function the server runs again on submit
+/// (see the module's notes): a field's message appears once it is edited (or a submit was
+/// tried), what was typed before the wasm woke is checked at once, and a submit with local
+/// problems is stopped with a sentence and the first such field focused. Renders nothing.
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+fn CustomerChecks(validation: ValidationContext) -> impl IntoView {
+    #[cfg(feature = "fleet-islands")]
+    checks::take_over(validation);
+    #[cfg(not(feature = "fleet-islands"))]
+    let _ = validation;
+}
+
+/// The browser side of [`CustomerChecks`].
+#[cfg(feature = "fleet-islands")]
+mod checks {
+    use std::{cell::RefCell, collections::BTreeSet, rc::Rc};
+
+    use leptos::{
+        prelude::document,
+        wasm_bindgen::{JsCast, closure::Closure},
+        web_sys::{Element, Event, FormData, HtmlFormElement, HtmlInputElement},
     };
-    #[cfg(feature = "hydrate")]
-    {
-        use leptos::wasm_bindgen::JsCast;
-        if let Some(el) =
-            document().get_element_by_id(id).and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok())
-        {
-            let _ = el.focus();
-        }
+
+    use super::{FIELDS, FORM_ID};
+    use crate::{
+        error::FieldErrors,
+        islands::enhance::live,
+        model::fleet::cluster_tenant::{ClusterTenantForm, ValidationContext},
+    };
+
+    #[derive(Default)]
+    struct Seen {
+        /// Fields edited since the page loaded.
+        touched: BTreeSet<&'static str>,
+        /// A submit was tried: every field's message shows.
+        submitted: bool,
     }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = id;
+
+    pub(super) fn take_over(ctx: ValidationContext) {
+        let Some(form) = document().get_element_by_id(FORM_ID) else { return };
+        // What was typed before the wasm woke counts as edited.
+        let typed = FIELDS.iter().filter(|(_, id, _)| typed_early(id)).map(|(key, _, _)| *key).collect();
+        let seen = Rc::new(RefCell::new(Seen { touched: typed, submitted: false }));
+        let ctx = Rc::new(ctx);
+        render(&form, &ctx, &seen.borrow());
+        for event in ["input", "change"] {
+            let (at, ctx, seen) = (form.clone(), ctx.clone(), seen.clone());
+            live::on(&form, event, move |ev| {
+                let name = ev.target().and_then(|t| t.dyn_into::<Element>().ok()).and_then(|t| t.get_attribute("name"));
+                let Some((key, _, _)) = FIELDS.iter().find(|(_, _, n)| Some(*n) == name.as_deref()) else { return };
+                seen.borrow_mut().touched.insert(key);
+                render(&at, &ctx, &seen.borrow());
+            });
+        }
+        // In the capture phase, so that it runs before the form's own island sends anything.
+        let at = form.clone();
+        let submit = Closure::<dyn FnMut(Event)>::new(move |ev: Event| {
+            seen.borrow_mut().submitted = true;
+            let problems = render(&at, &ctx, &seen.borrow());
+            if !problems.is_empty() {
+                ev.prevent_default();
+                ev.stop_immediate_propagation();
+                live::say(FORM_ID, Some(&format!("Fix the {} highlighted field(s) first.", problems.0.len())));
+                live::focus_first_invalid(&at);
+            }
+        });
+        let _ = form.add_event_listener_with_callback_and_bool("submit", submit.as_ref().unchecked_ref(), true);
+        submit.forget();
+    }
+
+    /// Whether the text input `id` holds something other than what the server rendered.
+    fn typed_early(id: &str) -> bool {
+        document()
+            .get_element_by_id(id)
+            .and_then(|el| el.dyn_into::<HtmlInputElement>().ok())
+            .is_some_and(|input| input.type_() == "text" && input.value() != input.default_value())
+    }
+
+    /// Checks what the form holds and shows each seen field's message; every problem found.
+    fn render(form: &Element, ctx: &ValidationContext, seen: &Seen) -> FieldErrors {
+        let data = form.dyn_ref::<HtmlFormElement>().and_then(|f| FormData::new_with_form(f).ok());
+        let pairs = FIELDS.iter().filter_map(|(_, _, name)| Some((*name, data.as_ref()?.get(name).as_string()?)));
+        let problems = ClusterTenantForm::default().with_pairs(pairs).check(ctx).err().unwrap_or_default();
+        for (key, id, _) in FIELDS {
+            if seen.submitted || seen.touched.contains(key) {
+                live::mark(id, problems.get(key));
+            }
+        }
+        problems
+    }
 }
