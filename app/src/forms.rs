@@ -256,23 +256,6 @@ pub fn typed(id: &str) -> Option<String> {
     }
 }
 
-/// Whether the checkbox or radio button `id` is checked right now, while an island hydrates.
-pub fn typed_checked(id: &str) -> Option<bool> {
-    #[cfg(feature = "hydrate")]
-    {
-        use leptos::{wasm_bindgen::JsCast, web_sys};
-        leptos::prelude::document()
-            .get_element_by_id(id)?
-            .dyn_ref::<web_sys::HtmlInputElement>()
-            .map(web_sys::HtmlInputElement::checked)
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = id;
-        None
-    }
-}
-
 /// `href` when it is a path on this server, else `/` (a posted `done` never sends the browser
 /// elsewhere). Browsers drop tabs and newlines from URLs and read `\` as `/`, so `/\t/evil`
 /// would become `//evil`: any control character, space or backslash is refused too.

@@ -1,11 +1,16 @@
-//! The interactive parts, hydrated in the browser as WASM islands. Everything else on a page is
-//! plain server-rendered HTML.
+//! The interactive parts, hydrated in the browser as WASM islands, and the forms they take over.
+//! Everything else on a page is plain server-rendered HTML.
 //!
-//! Islands get their data as serialisable props, validate with the same functions the server
-//! uses (`crate::model`), and talk to the server only through server functions: a form is sent
-//! as the browser would post it, through the one function of the form layer ([`post_form`]).
-//! By role: [`fleet`] (the customer form, delete dialog, checklist, billing form) and [`silo`]
-//! (the described portal form, the portal tools, the token form); [`session_actions`] serves both.
+//! A form is server-rendered markup that works without the wasm; with it, [`enhance`]'s island
+//! takes the form over where it stands instead of drawing it again (an island's view code is
+//! what a role's bundle weighs). Only what must redraw itself is a view island: the fleet's
+//! delete dialog and provisioning checklist. Islands get their data as serialisable props,
+//! validate with the same functions the server uses (`crate::model`), and talk to the server only
+//! through server functions: a form is sent as the browser would post it, through the one
+//! function of the form layer ([`post_form`]). By role: [`fleet`] (the customer form and its
+//! checks, delete dialog, checklist, members and billing forms) and [`silo`] (the described
+//! portal form and row actions, the portal tools, the token form); [`session_actions`] serves
+//! both.
 
 pub mod enhance;
 pub mod fleet;

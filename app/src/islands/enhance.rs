@@ -17,10 +17,12 @@
 //! - in the silo's bundle, a `data-preview` button shows whose access the form would change, and
 //!   a `<details data-impact="<grant id>">` around the form shows what removing the grant would.
 //!
+//! [`CopyButton`] is the same kind of island for a secret's Copy button.
+//!
 //! Written against the DOM (web-sys) rather than as a reactive view on purpose: an island's
 //! view code is compiled into its role's bundle for every element it draws (issue 20), and the
-//! form's markup is already the server's. The two portal islands this replaced were a third of
-//! the silo's bundle.
+//! form's markup is already the server's. With the silo's forms and tools taken over this way its
+//! bundle went from 269 to 100 KB gzip (issue 20's notes).
 
 use leptos::prelude::*;
 
