@@ -268,7 +268,8 @@ pub(crate) mod live {
     /// offered (the field hides when none is), and a change of group picks its first option
     /// unless the value is in it. Until the wasm runs every group shows, after an empty choice.
     fn follow(form: &str, select: Element) {
-        let Some(leader) = select.get_attribute("data-follows").and_then(|key| document().get_element_by_id(&field_id(form, &key)))
+        let Some(leader) =
+            select.get_attribute("data-follows").and_then(|key| document().get_element_by_id(&field_id(form, &key)))
         else {
             return;
         };
@@ -307,7 +308,9 @@ pub(crate) mod live {
     #[cfg(feature = "silo-islands")]
     pub(super) fn copy(input: &str) {
         let doc = document();
-        let (Some(button), Some(field)) = (doc.get_element_by_id(&format!("{input}-copy")), doc.get_element_by_id(input)) else {
+        let (Some(button), Some(field)) =
+            (doc.get_element_by_id(&format!("{input}-copy")), doc.get_element_by_id(input))
+        else {
             return;
         };
         set_flag(&button, "hidden", false);
@@ -321,11 +324,7 @@ pub(crate) mod live {
     /// The silo's previews: whose access a form, or a grant's removal, would change.
     #[cfg(feature = "silo-islands")]
     mod silo {
-        use leptos::{
-            prelude::document,
-            task::spawn_local,
-            web_sys::Element,
-        };
+        use leptos::{prelude::document, task::spawn_local, web_sys::Element};
 
         use super::{all, clear, on, say, set_busy, set_flag, show};
         use crate::{api::silo as api, islands::enhance::impact_id, model::silo::WhatIf};
@@ -391,7 +390,8 @@ pub(crate) mod live {
             block.set_attribute("role", "status").ok()?;
             let count = what_if.changes.len();
             add(&block, &el("p", Some(&format!("{count} decision(s) of {} would change:", what_if.evaluated)))?)?;
-            let (table, thead, head, body) = (el("table", None)?, el("thead", None)?, el("tr", None)?, el("tbody", None)?);
+            let (table, thead, head, body) =
+                (el("table", None)?, el("thead", None)?, el("tr", None)?, el("tbody", None)?);
             table.set_class_name("table");
             for th in ["User", "Applies to", "Before", "After", "Why, after"] {
                 add(&head, &el("th", Some(th))?)?;

@@ -130,7 +130,11 @@ fn CustomerForm(
         .into_iter()
         .map(|tier| {
             let available = tier.is_available(validation.dedicated_cluster_available);
-            let label = if available { tier.label().to_owned() } else { format!("{} (needs an external provisioner)", tier.label()) };
+            let label = if available {
+                tier.label().to_owned()
+            } else {
+                format!("{} (needs an external provisioner)", tier.label())
+            };
             let selected = f.isolation_tier == tier.as_str();
             view! { <option value=tier.as_str() disabled=!available selected=selected>{label}</option> }
         })

@@ -435,7 +435,9 @@ fn DescribedForm(
                 FieldKind::Number => {
                     view! { <input id=input_id.clone() name=name type="number" value=initial /> }.into_any()
                 }
-                FieldKind::Text => view! { <input id=input_id.clone() name=name type="text" value=initial /> }.into_any(),
+                FieldKind::Text => {
+                    view! { <input id=input_id.clone() name=name type="text" value=initial /> }.into_any()
+                }
             };
             view! {
                 <div class="field-slot">

@@ -22,7 +22,8 @@ pub fn TestRouteTool(
     answer: Option<(RouteTestRequest, Result<RouteTest, AppError>)>,
 ) -> impl IntoView {
     let (asked, answer) = answer.map_or((RouteTestRequest::default(), None), |(asked, answer)| (asked, Some(answer)));
-    let user_error = answer.as_ref().and_then(|a| a.as_ref().err()).and_then(|e| e.field_errors().get("user").map(str::to_owned));
+    let user_error =
+        answer.as_ref().and_then(|a| a.as_ref().err()).and_then(|e| e.field_errors().get("user").map(str::to_owned));
     let (error, result) = match answer {
         Some(Ok(route)) => (None, Some(route)),
         // Said once: under the user field when it is about the user.

@@ -14,11 +14,11 @@ use crate::{
         layout::PageHeader,
         table::DataTable,
     },
+    error::AppError,
     islands::{
         silo::portal_form::{RowAction, RowActionButton},
         silo::portal_tools::{DomainCheckTool, RouteResult},
     },
-    error::AppError,
     model::silo::{DomainCheck, EffectiveAccess, UserFilter},
 };
 

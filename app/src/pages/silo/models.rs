@@ -15,12 +15,12 @@ use crate::{
         layout::PageHeader,
         table::{DataTable, EmptyState},
     },
+    error::AppError,
     forms,
     islands::{
         silo::portal_form::{FieldKind, FormField, FormTarget, PortalForm, RowAction, RowActionButton, options},
         silo::portal_tools::TestRouteTool,
     },
-    error::AppError,
     model::silo::{ModelsOverview, PROVIDERS, RouteTest, RouteTestRequest, byok::BYOK_PROVIDERS},
 };
 
