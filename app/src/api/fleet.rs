@@ -7,6 +7,7 @@ use server_fn::codec::Json;
 use crate::{api::respond, service, state::request_context};
 use crate::{
     error::AppError,
+    islands::fleet::provisioning::ChecklistUpdate,
     model::{
         audit::{AuditPage, AuditQuery},
         fleet::billing::{BillingAccount, BillingAccountRequest},
@@ -72,6 +73,16 @@ pub async fn delete_cluster_tenant(
 pub async fn get_provisioning(name: String) -> Result<ProvisioningView, AppError> {
     let (state, caller) = request_context()?;
     respond(service::fleet::cluster_tenants::provisioning_view(&state, &caller, &name).await)
+}
+
+/// The provisioning checklist of a ClusterTenant as its page renders it (the caller's Retry
+/// buttons included): what the page's island swaps in while the silo settles.
+#[server(prefix = "/api/fleet", endpoint = "cluster-tenants/provisioning/rendered", input = Json)]
+pub async fn provisioning_update(name: String) -> Result<ChecklistUpdate, AppError> {
+    let view = get_provisioning(name.clone()).await?;
+    let can_retry =
+        crate::authz::can(crate::current_principal().as_ref(), crate::authz::Action::UpdateClusterTenant(&name));
+    Ok(ChecklistUpdate::render(view, can_retry))
 }
 
 /// Retries one failed provisioning step, or all of them.

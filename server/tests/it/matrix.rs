@@ -101,6 +101,12 @@ fn fleet_routes() -> Vec<Route> {
         route(Method::POST, "/api/fleet/cluster-tenants/provisioning", Some(r#"{"name":"{name}"}"#), ClusterTenant),
         route(
             Method::POST,
+            "/api/fleet/cluster-tenants/provisioning/rendered",
+            Some(r#"{"name":"{name}"}"#),
+            ClusterTenant,
+        ),
+        route(
+            Method::POST,
             "/api/fleet/cluster-tenants/retry",
             Some(r#"{"name":"{name}","step":null}"#),
             ClusterTenant,

@@ -432,3 +432,31 @@ fn message_under(page: &str, id: &str) -> String {
     let inner = slot.split_once('>').map_or("", |(_, rest)| rest);
     inner.split("</p>").next().unwrap_or_default().replace("<!>", "").trim().to_owned()
 }
+
+/// The checklist's island swaps in the server's rendering of the checklist: the same markup as
+/// the page's (steps, the status card), whether it is still settling, and a state that stays
+/// equal while nothing moves (the island's patience counts it).
+#[sqlx::test(migrations = false)]
+async fn the_checklist_is_rendered_for_its_island(pool: PgPool) {
+    let fleet = support::fleet(support::fleet_db(&pool).await, Features::default(), true);
+    send(&fleet, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("acme")), true).await;
+    let auth = format!("Bearer {}", support::TOKEN);
+    let headers = [("authorization", auth.as_str()), ("accept", "application/json")];
+    let path = "/api/fleet/cluster-tenants/provisioning/rendered";
+    let first = support::send_with(&fleet, Method::POST, path, Some(r#"{"name":"acme"}"#), &headers).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let update: serde_json::Value = serde_json::from_str(&first.text).unwrap();
+    let html = update["html"].as_str().unwrap_or_default();
+    assert!(html.contains(r#"class="card checklist""#) && html.contains("status-card"), "{html}");
+    assert!(html.contains("data-step=\"namespace\""), "the steps are listed: {html}");
+    assert_eq!(update["settling"], true, "a new customer settles");
+    assert_eq!(update["deleting"], false);
+    let again = support::send_with(&fleet, Method::POST, path, Some(r#"{"name":"acme"}"#), &headers).await;
+    let again: serde_json::Value = serde_json::from_str(&again.text).unwrap();
+    assert_eq!(again["state"], update["state"], "nothing moved in between");
+
+    let page = send(&fleet, Method::GET, "/cluster-tenants/acme", None, false).await;
+    assert!(page.text.contains(r#"id="live-status""#) && page.text.contains("FollowChecklist"), "{}", page.text);
+    let missing = support::send_with(&fleet, Method::POST, path, Some(r#"{"name":"nope"}"#), &headers).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.text);
+}

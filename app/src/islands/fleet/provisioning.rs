@@ -2,31 +2,21 @@
 //! and the Suspend/Resume button (a plain posted form).
 //!
 //! The checklist is rendered on the server with the current state (so it is complete without
-//! JavaScript) and, once hydrated, polls the checklist server function every second while the
-//! silo is settling; it stops polling when the silo is Ready or Suspended, and after ten minutes
-//! of no change it stops and says so (no endless spinner). When a deletion finishes, it sends the
-//! browser to the list.
+//! JavaScript) and, once the wasm runs, swapped for the server's newer rendering every second
+//! while the silo is settling (one rendering of it, the server's: the island draws nothing); it
+//! stops asking when the silo is Ready or Suspended, and after ten minutes of no change it stops
+//! and says so (no endless spinner). When a deletion finishes, it sends the browser to the list.
 
-use std::time::Duration;
-
-use leptos::{prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
 use crate::{
-    api::fleet::get_provisioning,
     components::{feedback::PhaseBadge, form::PostButton},
-    error::AppError,
     forms::{Posted, PostedFields},
     model::{
         fleet::cluster_tenant::Phase,
         fleet::provisioning::{ProvisioningView, StepState, StepView},
-        href::url_encode,
     },
 };
-
-/// How often the checklist asks while the silo settles.
-const POLL: Duration = Duration::from_secs(1);
-/// Polls without any change before the checklist stops asking.
-const PATIENCE: u32 = 600;
 
 fn glyph(state: StepState) -> (&'static str, &'static str) {
     match state {
@@ -44,72 +34,65 @@ fn seconds(ms: i64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
-/// The checklist; `can_retry` shows the Retry buttons (owners, admins and operators).
-#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+/// What the checklist's island swaps in while the silo settles: the checklist and status as
+/// [`Checklist`] renders them now, and what the island needs to know about them.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChecklistUpdate {
+    /// The inner HTML of the page's live status.
+    pub html: String,
+    /// Whether it is still settling (the island keeps asking).
+    pub settling: bool,
+    /// Whether the customer is being deleted (gone then means done).
+    pub deleting: bool,
+    /// The steps' and the phase's state, without times: equal while nothing moves.
+    pub state: u64,
+}
+
+impl ChecklistUpdate {
+    /// Renders `view` as the page does.
+    #[cfg(feature = "ssr")]
+    pub fn render(view: ProvisioningView, can_retry: bool) -> Self {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut hasher = DefaultHasher::new();
+        serde_json::to_string(&(&view.phase, &view.steps, view.converged)).unwrap_or_default().hash(&mut hasher);
+        let (settling, deleting) = (view.is_settling(), view.phase == Phase::Deleting);
+        let html = Owner::new().with(|| view! { <Checklist view can_retry /> }.to_html());
+        Self { html, settling, deleting, state: hasher.finish() }
+    }
+}
+
+/// The checklist; `can_retry` shows the Retry buttons (owners, admins and operators). Rendered on
+/// the server with the current state, complete without JavaScript; while the silo settles its
+/// island ([`FollowChecklist`]) swaps in the server's newer rendering every second.
+#[component]
 pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl IntoView {
-    let view_state = RwSignal::new(initial);
-    let error = RwSignal::new(None::<String>);
-    let stalled = RwSignal::new(false);
-    let busy = RwSignal::new(false);
-    let unchanged = StoredValue::new(0u32);
+    let (name, settling) = (initial.name.clone(), initial.is_settling());
+    view! {
+        <div class="live-status" id=LIVE_ID>
+            <Checklist view=initial can_retry />
+        </div>
+        <p class="notice warn" role="status" id=STALLED_ID hidden>
+            "No progress for ten minutes; this page stopped checking. Reload to look again."
+        </p>
+        <p class="error" role="alert" id=ALERT_ID hidden></p>
+        <FollowChecklist name settling />
+    }
+}
 
-    let refresh = move || {
-        let name = view_state.with_untracked(|v| v.name.clone());
-        spawn_local(async move {
-            match get_provisioning(name.clone()).await {
-                Ok(next) => {
-                    let same = view_state.with_untracked(|v| v.steps == next.steps && v.phase == next.phase);
-                    unchanged.update_value(|n| *n = if same { *n + 1 } else { 0 });
-                    view_state.set(next);
-                    error.set(None);
-                }
-                // Deleted: the teardown finished.
-                Err(AppError::NotFound { .. }) if view_state.with_untracked(|v| v.phase == Phase::Deleting) => {
-                    crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
-                }
-                Err(err) => error.set(Some(err.to_string())),
-            }
-        });
-    };
-    Effect::new(move |_| {
-        if let Ok(handle) = set_interval_with_handle(
-            move || {
-                let settling = view_state.with_untracked(ProvisioningView::is_settling);
-                if !settling || stalled.get_untracked() {
-                    return;
-                }
-                if unchanged.get_value() >= PATIENCE {
-                    stalled.set(true);
-                    return;
-                }
-                refresh();
-            },
-            POLL,
-        ) {
-            on_cleanup(move || handle.clear());
-        }
-    });
-    // Retry is a posted form (it works before the wasm); once hydrated, the island asks itself
-    // and goes on following the checklist.
-    let retry = move |ev: leptos::ev::SubmitEvent, form: &str| {
-        ev.prevent_default();
-        busy.set(true);
-        let sent = crate::islands::post_form(form);
-        spawn_local(async move {
-            match sent.await {
-                Ok(_) => {
-                    stalled.set(false);
-                    unchanged.set_value(0);
-                    refresh();
-                }
-                Err(err) => error.set(Some(err.to_string())),
-            }
-            busy.set(false);
-        });
-    };
+/// The DOM ids of the live status, and of its two sentences (outside it: they outlive a swap).
+const LIVE_ID: &str = "live-status";
+const STALLED_ID: &str = "live-status-stalled";
+const ALERT_ID: &str = "live-status-alert";
 
-    let row = move |step: StepView, as_of| {
+/// The checklist and status card, as they stand.
+#[component]
+fn Checklist(view: ProvisioningView, can_retry: bool) -> impl IntoView {
+    let v = view;
+    let deleting = v.phase == Phase::Deleting;
+    let as_of = v.as_of;
+    let failed_any = v.steps.iter().any(|s| s.state == StepState::Failed);
+    let name = v.name.clone();
+    let row = |step: StepView| {
         let (tone, mark) = glyph(step.state);
         let duration = step.duration_ms(as_of).filter(|_| step.state != StepState::Pending).map(seconds);
         let failed = step.state == StepState::Failed;
@@ -125,102 +108,204 @@ pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl
                     <span class="step-action">"→ " {action}</span>
                 })}
                 {(failed && can_retry).then(|| {
-                    let name = view_state.with_untracked(|v| v.name.clone());
                     let form = format!("retry-{}", id.as_str());
                     let form_id = form.clone();
-                    let submitted = form.clone();
+                    let posted = Posted::RetryProvisioning { cluster_tenant: name.clone(), step: Some(id) };
                     view! {
-                        <form method="post" class="inline-form" id=form_id on:submit=move |ev| retry(ev, &submitted)>
-                            <PostedFields form posted=Posted::RetryProvisioning { cluster_tenant: name, step: Some(id) } />
-                            <button type="submit" class="btn small retry-step" disabled=move || busy.get()>"Retry step"</button>
+                        <form method="post" class="inline-form" id=form_id>
+                            <PostedFields form posted />
+                            <button type="submit" class="btn small retry-step">"Retry step"</button>
                         </form>
                     }
                 })}
             </li>
         }
     };
-
-    // The status is drawn from the same poll as the checklist, so both say the same thing.
-    let status = view! {
-        <section class="card status-card" aria-labelledby="status-h">
-            <h2 id="status-h">"Status"</h2>
-            <p>{move || view! { <PhaseBadge phase=view_state.with(|v| v.phase) /> }}</p>
-            <p class="muted status-message">
-                {move || view_state.with(|v| v.message.clone().unwrap_or_else(|| "Waiting for the provisioner.".into()))}
-            </p>
-            <dl class="props">
-                <dt>"Silo"</dt>
-                <dd class="mono">{move || view_state.with(|v| v.silo_url.clone().unwrap_or_else(|| "– (not serving)".into()))}</dd>
-                <dt>"Bound to"</dt>
-                <dd class="mono">{move || view_state.with(|v| v.bound_namespace.clone().unwrap_or_else(|| "–".into()))}</dd>
-                <dt>"Generation"</dt>
-                <dd>{move || view_state.with(|v| format!(
-                    "{} · observed {}",
-                    v.generation,
-                    v.observed_generation.map_or_else(|| "–".to_owned(), |g| g.to_string())
-                ))}</dd>
-            </dl>
-        </section>
-    };
+    let mut steps = v.steps.clone();
+    if deleting {
+        // The teardown runs the other way round.
+        steps.reverse();
+    }
+    let rows = steps.into_iter().map(row).collect_view();
+    let open = v.silo_url.clone().filter(|_| v.phase == Phase::Ready && v.converged);
+    let retained = v.retained.clone();
     view! {
-        <div class="live-status">
         <section class="card checklist" aria-labelledby="provisioning-h" aria-live="polite">
-            <h2 id="provisioning-h">
-                {move || if view_state.with(|v| v.phase == Phase::Deleting) { "Deletion" } else { "Provisioning" }}
-            </h2>
+            <h2 id="provisioning-h">{if deleting { "Deletion" } else { "Provisioning" }}</h2>
             <p class="muted small">
-                {move || view_state.with(|v| format!(
+                {format!(
                     "{} backend · {}",
                     v.provisioner.clone().unwrap_or_else(|| "no".into()),
                     if v.converged { "converged on the current settings" } else { "working towards the current settings" },
-                ))}
+                )}
             </p>
-            <ol class="steps">
-                {move || {
-                    let v = view_state.get();
-                    let as_of = v.as_of;
-                    let mut steps = v.steps;
-                    if v.phase == Phase::Deleting {
-                        // The teardown runs the other way round.
-                        steps.reverse();
-                    }
-                    steps.into_iter().map(|s| row(s, as_of)).collect_view()
-                }}
-            </ol>
-            {move || {
-                let retained = view_state.with(|v| v.retained.clone());
-                (!retained.is_empty()).then(|| view! {
-                    <p class="notice warn">"Kept: " {retained.join(" ")}</p>
-                })
-            }}
+            <ol class="steps">{rows}</ol>
+            {(!retained.is_empty()).then(|| view! { <p class="notice warn">"Kept: " {retained.join(" ")}</p> })}
             <div class="form-actions">
-                {move || {
-                    view_state
-                        .with(|v| v.silo_url.clone().filter(|_| v.phase == Phase::Ready && v.converged))
-                        .map(|url| view! {
-                            <a class="btn primary open-silo" href=url target="_blank" rel="noopener">"Open silo ↗"</a>
-                        })
-                }}
-                {move || (can_retry && view_state.with(|v| v.steps.iter().any(|s| s.state == StepState::Failed)))
-                    .then(|| {
-                        let name = view_state.with_untracked(|v| v.name.clone());
-                        view! {
-                            <form method="post" class="inline-form" id="retry-all" on:submit=move |ev| retry(ev, "retry-all")>
-                                <PostedFields form="retry-all" posted=Posted::RetryProvisioning { cluster_tenant: name, step: None } />
-                                <button type="submit" class="btn retry-all" disabled=move || busy.get()>"Retry all"</button>
-                            </form>
-                        }
-                    })}
+                {open.map(|url| view! {
+                    <a class="btn primary open-silo" href=url target="_blank" rel="noopener">"Open silo ↗"</a>
+                })}
+                {(can_retry && failed_any).then(|| view! {
+                    <form method="post" class="inline-form" id="retry-all">
+                        <PostedFields form="retry-all" posted=Posted::RetryProvisioning { cluster_tenant: v.name.clone(), step: None } />
+                        <button type="submit" class="btn retry-all">"Retry all"</button>
+                    </form>
+                })}
             </div>
-            {move || stalled.get().then(|| view! {
-                <p class="notice warn" role="status">
-                    "No progress for ten minutes; this page stopped checking. Reload to look again."
-                </p>
-            })}
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         </section>
-        {status}
-        </div>
+        // The status is drawn from the same state as the checklist, so both say the same thing.
+        <section class="card status-card" aria-labelledby="status-h">
+            <h2 id="status-h">"Status"</h2>
+            <p><PhaseBadge phase=v.phase /></p>
+            <p class="muted status-message">{v.message.clone().unwrap_or_else(|| "Waiting for the provisioner.".into())}</p>
+            <dl class="props">
+                <dt>"Silo"</dt>
+                <dd class="mono">{v.silo_url.clone().unwrap_or_else(|| "– (not serving)".into())}</dd>
+                <dt>"Bound to"</dt>
+                <dd class="mono">{v.bound_namespace.clone().unwrap_or_else(|| "–".into())}</dd>
+                <dt>"Generation"</dt>
+                <dd>{format!(
+                    "{} · observed {}",
+                    v.generation,
+                    v.observed_generation.map_or_else(|| "–".to_owned(), |g| g.to_string())
+                )}</dd>
+            </dl>
+        </section>
+    }
+}
+
+/// Follows the checklist while the silo settles: every second it asks the server for the
+/// checklist as rendered now ([`crate::api::fleet::provisioning_update`]) and swaps it in; it
+/// stops when the silo is Ready or Suspended, and after ten minutes without a change it stops
+/// and says so (no endless spinner). When a deletion finishes it sends the browser to the list.
+/// A Retry (a posted form without the wasm) is sent in the background, and the checklist
+/// followed again at once. Renders nothing.
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+fn FollowChecklist(name: String, settling: bool) -> impl IntoView {
+    #[cfg(feature = "fleet-islands")]
+    follow::start(name, settling);
+    #[cfg(not(feature = "fleet-islands"))]
+    let _ = (name, settling);
+}
+
+/// The browser side of [`FollowChecklist`].
+#[cfg(feature = "fleet-islands")]
+mod follow {
+    use std::{cell::RefCell, rc::Rc, time::Duration};
+
+    use leptos::{
+        prelude::{document, set_interval},
+        task::spawn_local,
+        wasm_bindgen::JsCast,
+        web_sys::HtmlFormElement,
+    };
+
+    use super::{ALERT_ID, ChecklistUpdate, LIVE_ID, STALLED_ID};
+    use crate::{api::fleet::provisioning_update, error::AppError, islands::enhance::live, model::href::url_encode};
+
+    /// How often the checklist asks while the silo settles.
+    const POLL: Duration = Duration::from_secs(1);
+    /// Answers without any change before the checklist stops asking.
+    const PATIENCE: u32 = 600;
+
+    struct Following {
+        name: String,
+        settling: bool,
+        deleting: bool,
+        /// The last state seen, and how many answers in a row had it.
+        state: Option<u64>,
+        unchanged: u32,
+        /// A question is under way (answers come back in order).
+        asking: bool,
+    }
+
+    pub(super) fn start(name: String, settling: bool) {
+        let Some(live) = document().get_element_by_id(LIVE_ID) else { return };
+        let following = Rc::new(RefCell::new(Following {
+            name,
+            settling,
+            deleting: false,
+            state: None,
+            unchanged: 0,
+            asking: false,
+        }));
+        let tick = following.clone();
+        set_interval(
+            move || {
+                let due = {
+                    let f = tick.borrow();
+                    f.settling && !f.asking && f.unchanged < PATIENCE
+                };
+                if due {
+                    refresh(tick.clone());
+                }
+            },
+            POLL,
+        );
+        // A Retry, sent in the background; then the checklist is followed again.
+        live::on(&live, "submit", move |ev| {
+            let Some(form) = ev.target().and_then(|t| t.dyn_into::<HtmlFormElement>().ok()) else { return };
+            ev.prevent_default();
+            let sent = crate::islands::post_form(&form.id());
+            let following = following.clone();
+            spawn_local(async move {
+                match sent.await {
+                    Ok(_) => {
+                        {
+                            let mut f = following.borrow_mut();
+                            f.settling = true;
+                            f.unchanged = 0;
+                        }
+                        say(STALLED_ID, None);
+                        refresh(following);
+                    }
+                    Err(err) => say(ALERT_ID, Some(&err.to_string())),
+                }
+            });
+        });
+    }
+
+    /// Shows the sentence `id` (with `sentence` as its text, unless empty: then its own), or
+    /// hides it.
+    fn say(id: &str, sentence: Option<&str>) {
+        if let Some(el) = document().get_element_by_id(id) {
+            if let Some(text) = sentence.filter(|s| !s.is_empty()) {
+                el.set_text_content(Some(text));
+            }
+            let _ = el.toggle_attribute_with_force("hidden", sentence.is_none());
+        }
+    }
+
+    fn refresh(following: Rc<RefCell<Following>>) {
+        let name = {
+            let mut f = following.borrow_mut();
+            f.asking = true;
+            f.name.clone()
+        };
+        spawn_local(async move {
+            let answer = provisioning_update(name.clone()).await;
+            let mut f = following.borrow_mut();
+            f.asking = false;
+            match answer {
+                Ok(ChecklistUpdate { html, settling, deleting, state }) => {
+                    f.unchanged = if f.state == Some(state) { f.unchanged + 1 } else { 0 };
+                    (f.state, f.settling, f.deleting) = (Some(state), settling, deleting);
+                    if let Some(live) = document().get_element_by_id(LIVE_ID) {
+                        live.set_inner_html(&html);
+                    }
+                    say(ALERT_ID, None);
+                    if f.unchanged >= PATIENCE {
+                        say(STALLED_ID, Some(""));
+                    }
+                }
+                // Deleted: the teardown finished.
+                Err(AppError::NotFound { .. }) if f.deleting => {
+                    crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
+                }
+                Err(err) => say(ALERT_ID, Some(&err.to_string())),
+            }
+        });
     }
 }
 
