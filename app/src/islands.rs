@@ -20,28 +20,23 @@ pub mod silo;
 /// Sends the form with DOM id `form` in the background, as the browser would post it without
 /// the wasm (every named control, URL-encoded, the hidden `_target` and `_form` included), to the
 /// form layer ([`crate::api::forms::post_form`]): where to go next, or the error for its fields.
+#[cfg(feature = "hydrate")]
 pub(crate) fn post_form(form: &str) -> impl Future<Output = Result<String, crate::error::AppError>> + 'static {
     crate::api::forms::post_form(form_fields(form))
 }
 
 /// The fields of the form with DOM id `form`, URL-encoded as the browser would post them.
+#[cfg(feature = "hydrate")]
 pub(crate) fn form_fields(form: &str) -> String {
-    #[cfg(feature = "hydrate")]
-    {
-        use leptos::{wasm_bindgen::JsCast, web_sys};
-        let form = leptos::prelude::document().get_element_by_id(form);
-        let data = form.and_then(|f| web_sys::FormData::new_with_form(f.unchecked_ref()).ok());
-        let params = data.and_then(|d| web_sys::UrlSearchParams::new_with_str_sequence_sequence(&d).ok());
-        params.map(|p| String::from(p.to_string())).unwrap_or_default()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = form;
-        String::new()
-    }
+    use leptos::{wasm_bindgen::JsCast, web_sys};
+    let form = leptos::prelude::document().get_element_by_id(form);
+    let data = form.and_then(|f| web_sys::FormData::new_with_form(f.unchecked_ref()).ok());
+    let params = data.and_then(|d| web_sys::UrlSearchParams::new_with_str_sequence_sequence(&d).ok());
+    params.map(|p| String::from(p.to_string())).unwrap_or_default()
 }
 
 /// Sends the browser to `href` (a full navigation: the next page is server-rendered).
+#[cfg(feature = "hydrate")]
 pub(crate) fn navigate(href: &str) {
     if let Err(err) = leptos::prelude::window().location().set_href(href) {
         leptos::logging::error!("navigation to {href} failed: {err:?}");

@@ -130,7 +130,7 @@ pub(crate) mod live {
     }
 
     /// The elements under `root` that match `selector`, in document order.
-    pub(super) fn all(root: &Element, selector: &str) -> Vec<Element> {
+    pub(crate) fn all(root: &Element, selector: &str) -> Vec<Element> {
         let Ok(list) = root.query_selector_all(selector) else { return Vec::new() };
         (0..list.length()).filter_map(|i| list.item(i)?.dyn_into().ok()).collect()
     }
@@ -152,7 +152,7 @@ pub(crate) mod live {
 
     /// The buttons' state: all wait while a post is under way; a submit button also waits for
     /// its typed confirmation.
-    pub(super) fn refresh(form: &Element) {
+    pub(crate) fn refresh(form: &Element) {
         let busy = form.has_attribute("aria-busy");
         let unconfirmed = all(form, "input[data-expect]")
             .iter()
@@ -163,7 +163,7 @@ pub(crate) mod live {
         }
     }
 
-    pub(super) fn set_busy(form: &Element, busy: bool) {
+    pub(crate) fn set_busy(form: &Element, busy: bool) {
         set_flag(form, "aria-busy", busy);
         refresh(form);
     }

@@ -155,9 +155,12 @@ async fn the_customer_form_works_without_wasm(pool: PgPool) {
     assert!(is_suspended);
     // …the Delete… button asks for the page with the dialog open (a GET form)…
     assert!(detail.text.contains(r#"name="delete" value="1""#), "Delete… opens the dialog without wasm");
-    assert!(!detail.text.contains(r#"id="delete-form""#), "closed until asked for");
+    // Closed until asked for: the dialog waits in an inert template (the wasm opens it in place).
+    let (before, template) = detail.text.split_once(r#"<template id="delete-dialog">"#).unwrap_or_default();
+    assert!(!before.contains(r#"id="delete-form""#) && template.contains(r#"id="delete-form""#), "{}", detail.text);
     let asked = send_as(&fleet, Method::GET, "/cluster-tenants/forms-acme?delete=1", None, &nav).await;
     assert!(asked.text.contains(r#"role="dialog""#), "the dialog is open");
+    assert!(!asked.text.contains(r#"<template id="delete-dialog">"#), "in the page, not a template");
     let delete = hidden_fields(&asked.text, "delete-form");
     // …a wrong name is refused in the dialog (open again, what was typed and chosen kept)…
     let wrong = [("confirmation", "forms-acm"), ("termination-policy", "Delete")];

@@ -1,92 +1,16 @@
 //! Deleting a customer: an inventory of what goes, an explicit choice of what happens to its data
 //! (preset from its termination policy), and a typed-name confirmation that the server checks
-//! again. It works without the wasm too (see [`DeleteClusterTenant`]).
+//! again. It works without the wasm too (see [`DeleteClusterTenant`]); with it, a DOM-level
+//! island ([`DeleteDialogControl`]) opens the same server-rendered dialog in place (a modal: Tab
+//! stays in it, Escape closes it and gives focus back), arms its button once the name is typed,
+//! posts it in the background and follows the teardown.
 
-use leptos::{ev, html, prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
 use crate::{
-    api::fleet::get_provisioning,
-    error::AppError,
     forms::{self, Posted, PostedFields},
-    model::{
-        fleet::cluster_tenant::{Phase, TerminationPolicy},
-        fleet::provisioning::StepState,
-        href::url_encode,
-    },
+    model::{fleet::cluster_tenant::TerminationPolicy, href::url_encode},
 };
-
-/// Follows the teardown from the dialog: shows how far it got, goes to the list when the
-/// customer is gone, and to its page (with the failed step and Retry) when a step fails or it
-/// takes longer than ten minutes.
-async fn follow_teardown(name: String, progress: RwSignal<Option<String>>) {
-    let page = format!("/cluster-tenants/{}", url_encode(&name));
-    for _ in 0..1200 {
-        match get_provisioning(name.clone()).await {
-            Err(AppError::NotFound { .. }) => {
-                crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
-                return;
-            }
-            // The deletion queues earlier failures, so a failed step while deleting is the teardown's.
-            Ok(view) if view.phase == Phase::Deleting && view.steps.iter().any(|s| s.state == StepState::Failed) => {
-                break;
-            }
-            Ok(view) => {
-                let finished =
-                    view.steps.iter().filter(|s| matches!(s.state, StepState::Removed | StepState::Retained)).count();
-                progress.set(Some(format!("Tearing down… {finished} of {} steps finished.", view.steps.len())));
-            }
-            Err(_) => {}
-        }
-        sleep(500).await;
-    }
-    crate::islands::navigate(&page);
-}
-
-/// Waits `ms` milliseconds in the browser (a no-op on the server, where this never runs).
-async fn sleep(ms: u64) {
-    #[cfg(feature = "hydrate")]
-    {
-        let (tx, rx) = futures_channel::oneshot::channel::<()>();
-        set_timeout(
-            move || {
-                let _ = tx.send(());
-            },
-            std::time::Duration::from_millis(ms),
-        );
-        let _ = rx.await;
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = ms;
-}
-
-/// Keeps Tab and Shift+Tab inside the dialog (the WAI-ARIA modal dialog pattern): from the last
-/// control Tab goes to the first, from the first Shift+Tab to the last.
-fn trap_focus(dialog: Option<web_sys::HtmlDivElement>, ev: &ev::KeyboardEvent) {
-    #[cfg(feature = "hydrate")]
-    {
-        use leptos::wasm_bindgen::JsCast as _;
-        let Some(dialog) = dialog else { return };
-        // What Tab can reach: an unchecked radio button is skipped within its group.
-        let reachable =
-            "button:not([disabled]), a[href], input:not([disabled]):not([type=radio]), input[type=radio]:checked";
-        let Ok(list) = dialog.query_selector_all(reachable) else { return };
-        let items: Vec<web_sys::HtmlElement> =
-            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.dyn_into().ok()).collect();
-        let (Some(first), Some(last)) = (items.first(), items.last()) else { return };
-        let active = document().active_element();
-        let at =
-            |el: &web_sys::HtmlElement| active.as_ref().is_some_and(|a| a == el.unchecked_ref::<web_sys::Element>());
-        if ev.shift_key() && at(first) {
-            ev.prevent_default();
-            let _ = last.focus();
-        } else if !ev.shift_key() && at(last) {
-            ev.prevent_default();
-            let _ = first.focus();
-        }
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = (dialog, ev);
-}
 
 /// The DOM id of the dialog's form (a refused post without wasm echoes to it).
 const FORM_ID: &str = "delete-form";
@@ -119,9 +43,10 @@ struct Refused {
     policy: Option<TerminationPolicy>,
 }
 
-/// The island behind [`DeleteClusterTenant`].
-#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+/// The dialog, rendered by the server: open when the page was asked for it (`?delete=1`, the
+/// button without the wasm) or answers a refused post; otherwise kept in a `<template>` (inert,
+/// not part of the page) for the island to open in place.
+#[component]
 fn DeleteDialog(
     name: String,
     display_name: String,
@@ -132,147 +57,258 @@ fn DeleteDialog(
     refused: Option<Refused>,
 ) -> impl IntoView {
     let page = format!("/cluster-tenants/{}", url_encode(&name));
-    let initial_policy = refused.as_ref().and_then(|r| r.policy).unwrap_or(policy);
-    let policy = RwSignal::new(initial_policy);
-    let progress = RwSignal::new(None::<String>);
-    let open = RwSignal::new(asked || refused.is_some());
-    // What was posted, or what was typed before the island woke.
-    let initial_typed =
-        refused.as_ref().map(|r| r.typed.clone()).or_else(|| forms::typed("delete-confirm")).unwrap_or_default();
-    let typed = RwSignal::new(initial_typed.clone());
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(refused.map(|r| r.why));
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    let input = NodeRef::<html::Input>::new();
-    let opener = NodeRef::<html::Button>::new();
-    let dialog = NodeRef::<html::Div>::new();
+    let policy = refused.as_ref().and_then(|r| r.policy).unwrap_or(policy);
+    let open = asked || refused.is_some();
+    let typed = refused.as_ref().map(|r| r.typed.clone()).unwrap_or_default();
+    let why = refused.map(|r| r.why);
     let posted = Posted::DeleteClusterTenant { cluster_tenant: name.clone() };
-    let name = StoredValue::new(name);
-    let matches = move || name.with_value(|n| typed.with(|t| t.trim() == n));
-
-    let show = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        open.set(true);
-        request_animation_frame(move || {
-            if let Some(el) = input.get_untracked() {
-                let _ = el.focus();
-            }
-        });
-    };
-    // Focus goes back to the button that opened the dialog.
-    let close = move || {
-        open.set(false);
-        typed.set(String::new());
-        error.set(None);
-        request_animation_frame(move || {
-            if let Some(el) = opener.get_untracked() {
-                let _ = el.focus();
-            }
-        });
-    };
-    let confirm = move |ev: ev::SubmitEvent| {
-        ev.prevent_default();
-        if !matches() || pending.get_untracked() {
-            return;
-        }
-        pending.set(true);
-        let target = name.get_value();
-        let sent = crate::islands::post_form(FORM_ID);
-        spawn_local(async move {
-            match sent.await {
-                Ok(_) => follow_teardown(target, progress).await,
-                Err(err) => {
-                    error.set(Some(err.to_string()));
-                    pending.set(false);
-                }
-            }
-        });
-    };
     let members_line = match members {
         0 => "no memberships".to_owned(),
         1 => "its 1 membership".to_owned(),
         n => format!("its {n} memberships"),
     };
-
-    view! {
-        <form method="get" class="inline-form" on:submit=show>
-            <input type="hidden" name="delete" value="1" />
-            <button type="submit" class="btn danger" aria-haspopup="dialog" node_ref=opener>"Delete…"</button>
-        </form>
-        <Show when=move || open.get()>
-            <div class="overlay">
-                <div
-                    class="dialog"
-                    role="dialog"
-                    aria-modal="true"
-                    aria-labelledby="delete-title"
-                    node_ref=dialog
-                    on:keydown=move |ev: ev::KeyboardEvent| {
-                        match ev.key().as_str() {
-                            "Escape" => close(),
-                            "Tab" => trap_focus(dialog.get_untracked(), &ev),
-                            _ => {}
-                        }
-                    }
-                >
-                <form class="dialog-body" method="post" id=FORM_ID on:submit=confirm>
-                    <PostedFields form=FORM_ID posted=posted.clone() />
+    let why_hidden = why.is_none();
+    let dialog = view! {
+        <div class="overlay" id=OVERLAY_ID>
+            <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="delete-title">
+                <form class="dialog-body" method="post" id=FORM_ID>
+                    <PostedFields form=FORM_ID posted=posted />
                     <h2 id="delete-title">{format!("Delete “{display_name}”?")}</h2>
                     <p>"This tears the silo down, in this order, and removes:"</p>
                     <ul class="inventory">
                         <li>"the silo release (its clustertenant-manager and runtime planes), so nobody can sign in"</li>
                         <li>"its DNS record and certificate"</li>
                         <li>"its network policies, quota and limit range"</li>
-                        <li>{format!("its namespace opencrane-{} (unless the database is kept in it)", name.get_value())}</li>
-                        <li>{format!("the customer record {} and {}", name.get_value(), members_line.clone())}</li>
+                        <li>{format!("its namespace opencrane-{name} (unless the database is kept in it)")}</li>
+                        <li>{format!("the customer record {name} and {members_line}")}</li>
                     </ul>
                     <fieldset class="retention">
                         <legend>"Data"</legend>
                         <label>
-                            <input type="radio" name="termination-policy" value="Retain"
-                                checked=initial_policy == TerminationPolicy::Retain
-                                prop:checked=move || policy.get() == TerminationPolicy::Retain
-                                on:change=move |_| policy.set(TerminationPolicy::Retain) />
+                            <input type="radio" name="termination-policy" value="Retain" checked=policy == TerminationPolicy::Retain />
                             " Keep the database and its volumes (they can be re-attached)"
                         </label>
                         <label>
-                            <input type="radio" name="termination-policy" value="Delete"
-                                checked=initial_policy == TerminationPolicy::Delete
-                                prop:checked=move || policy.get() == TerminationPolicy::Delete
-                                on:change=move |_| policy.set(TerminationPolicy::Delete) />
+                            <input type="radio" name="termination-policy" value="Delete" checked=policy == TerminationPolicy::Delete />
                             " Delete all data"
                         </label>
                     </fieldset>
-                    <label for="delete-confirm">
-                        "Type " <code>{name.get_value()}</code> " to confirm"
-                    </label>
-                    <input
-                        id="delete-confirm"
-                        name="confirmation"
-                        value=initial_typed.clone()
-                        node_ref=input
-                        type="text"
-                        autocomplete="off"
-                        spellcheck="false"
-                        prop:value=move || typed.get()
-                        on:input=move |ev| typed.set(event_target_value(&ev))
-                    />
-                    {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-                    {move || progress.get().map(|p| view! { <p class="muted teardown-progress" role="status">{p}</p> })}
+                    <label for="delete-confirm">"Type " <code>{name.clone()}</code> " to confirm"</label>
+                    // Until the wasm runs, the server checks the typed name; then the button waits for it.
+                    <input id="delete-confirm" name="confirmation" value=typed type="text" autocomplete="off" spellcheck="false"
+                        data-expect=name.clone() />
+                    <p class="error" role="alert" id=format!("{FORM_ID}-alert") hidden=why_hidden>{why}</p>
+                    <p class="muted teardown-progress" role="status" id=PROGRESS_ID hidden></p>
                     <div class="form-actions">
-                        // Until the wasm runs, the server checks the typed name; then the button waits for it.
-                        <button type="submit" class="btn danger" disabled=move || (hydrated.get() && !matches()) || pending.get()>
-                            {move || if pending.get() { "Deleting…" } else { "Delete customer" }}
-                        </button>
+                        <button type="submit" class="btn danger">"Delete customer"</button>
                         // A link back to the page until the wasm runs; then it closes in place.
-                        <a class="btn ghost" href=page.clone() on:click=move |ev| { ev.prevent_default(); close(); }>
-                            {move || if pending.get() { "Close (the deletion goes on)" } else { "Cancel" }}
-                        </a>
+                        <a class="btn ghost" href=page>"Cancel"</a>
                     </div>
                 </form>
-                </div>
             </div>
-        </Show>
+        </div>
+    };
+    let dialog =
+        if open { dialog.into_any() } else { view! { <template id=TEMPLATE_ID>{dialog}</template> }.into_any() };
+    view! {
+        <form method="get" class="inline-form" id=OPENER_ID>
+            <input type="hidden" name="delete" value="1" />
+            <button type="submit" class="btn danger" aria-haspopup="dialog">"Delete…"</button>
+        </form>
+        {dialog}
+        <DeleteDialogControl name />
+    }
+}
+
+const OPENER_ID: &str = "delete-open";
+const OVERLAY_ID: &str = "delete-overlay";
+const TEMPLATE_ID: &str = "delete-dialog";
+const PROGRESS_ID: &str = "delete-progress";
+
+/// Opens and closes the server-rendered dialog in place, keeps Tab in it, arms its button once
+/// the name is typed, posts it in the background and follows the teardown: how far it got, the
+/// list when the customer is gone, its page (with the failed step and Retry) when a step fails
+/// or it takes longer than ten minutes. Renders nothing.
+#[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
+fn DeleteDialogControl(name: String) -> impl IntoView {
+    #[cfg(feature = "fleet-islands")]
+    control::take_over(name);
+    #[cfg(not(feature = "fleet-islands"))]
+    let _ = name;
+}
+
+/// The browser side of [`DeleteDialogControl`].
+#[cfg(feature = "fleet-islands")]
+mod control {
+    use std::rc::Rc;
+
+    use leptos::{
+        prelude::{document, set_timeout},
+        task::spawn_local,
+        wasm_bindgen::JsCast,
+        web_sys::{Element, HtmlElement, HtmlTemplateElement, KeyboardEvent},
+    };
+
+    use super::{FORM_ID, OPENER_ID, OVERLAY_ID, PROGRESS_ID, TEMPLATE_ID};
+    use crate::{api::fleet::provisioning_update, error::AppError, islands::enhance::live, model::href::url_encode};
+
+    fn focus(el: Option<Element>) {
+        if let Some(el) = el.and_then(|e| e.dyn_into::<HtmlElement>().ok()) {
+            let _ = el.focus();
+        }
+    }
+
+    fn opener_button() -> Option<Element> {
+        document().query_selector(&format!("#{OPENER_ID} button")).ok().flatten()
+    }
+
+    pub(super) fn take_over(name: String) {
+        // The dialog: in the page when it was asked for, else made from its template.
+        let overlay = document().get_element_by_id(OVERLAY_ID).or_else(|| {
+            let template = document().get_element_by_id(TEMPLATE_ID)?.dyn_into::<HtmlTemplateElement>().ok()?;
+            template.content().first_element_child()
+        });
+        let (Some(overlay), Some(opener)) = (overlay, document().get_element_by_id(OPENER_ID)) else { return };
+        let overlay = Rc::new(overlay);
+        let Some(form) = overlay.query_selector(&format!("#{FORM_ID}")).ok().flatten() else { return };
+        live::refresh(&form);
+        let input = overlay.query_selector("#delete-confirm").ok().flatten();
+        if let Some(input) = &input {
+            let form = form.clone();
+            live::on(input, "input", move |_| live::refresh(&form));
+        }
+        let close = {
+            let (overlay, form, input) = (overlay.clone(), form.clone(), input.clone());
+            move || {
+                overlay.remove();
+                if let Some(input) = input.as_ref().and_then(|i| i.dyn_ref::<leptos::web_sys::HtmlInputElement>()) {
+                    input.set_value("");
+                }
+                live::say(FORM_ID, None);
+                live::refresh(&form);
+                focus(opener_button());
+            }
+        };
+        let close = Rc::new(close);
+        // Open in place, and put the focus in the name field.
+        {
+            let (overlay, input) = (overlay.clone(), input.clone());
+            live::on(&opener, "submit", move |ev| {
+                ev.prevent_default();
+                if overlay.is_connected() {
+                    return;
+                }
+                if let Some(body) = document().body() {
+                    let _ = body.append_child(&overlay);
+                }
+                focus(input.clone());
+            });
+        }
+        // Escape closes; Tab stays inside (the WAI-ARIA modal dialog pattern).
+        {
+            let (close, dialog) = (close.clone(), overlay.clone());
+            live::on(&overlay, "keydown", move |ev| {
+                let Some(key) = ev.dyn_ref::<KeyboardEvent>() else { return };
+                match key.key().as_str() {
+                    "Escape" => close(),
+                    "Tab" => trap_focus(&dialog, key),
+                    _ => {}
+                }
+            });
+        }
+        if let Some(cancel) = overlay.query_selector(".btn.ghost").ok().flatten() {
+            let close = close.clone();
+            live::on(&cancel, "click", move |ev| {
+                ev.prevent_default();
+                close();
+            });
+        }
+        let at = form.clone();
+        live::on(&form, "submit", move |ev| {
+            ev.prevent_default();
+            if at.has_attribute("aria-busy") {
+                return;
+            }
+            let sent = crate::islands::post_form(FORM_ID);
+            live::set_busy(&at, true);
+            if let Some(go) = at.query_selector("button[type=submit]").ok().flatten() {
+                go.set_text_content(Some("Deleting…"));
+            }
+            let (at, name) = (at.clone(), name.clone());
+            spawn_local(async move {
+                match sent.await {
+                    Ok(_) => {
+                        if let Some(cancel) = at.query_selector(".btn.ghost").ok().flatten() {
+                            cancel.set_text_content(Some("Close (the deletion goes on)"));
+                        }
+                        follow_teardown(name).await;
+                    }
+                    Err(err) => {
+                        live::say(FORM_ID, Some(&err.to_string()));
+                        if let Some(go) = at.query_selector("button[type=submit]").ok().flatten() {
+                            go.set_text_content(Some("Delete customer"));
+                        }
+                        live::set_busy(&at, false);
+                    }
+                }
+            });
+        });
+    }
+
+    /// Keeps Tab and Shift+Tab inside the dialog: from the last control Tab goes to the first,
+    /// from the first Shift+Tab to the last.
+    fn trap_focus(dialog: &Element, ev: &KeyboardEvent) {
+        // What Tab can reach: an unchecked radio button is skipped within its group.
+        let reachable =
+            "button:not([disabled]), a[href], input:not([disabled]):not([type=radio]), input[type=radio]:checked";
+        let items = live::all(dialog, reachable);
+        let (Some(first), Some(last)) = (items.first(), items.last()) else { return };
+        let active = document().active_element();
+        let at = |el: &Element| active.as_ref() == Some(el);
+        if ev.shift_key() && at(first) {
+            ev.prevent_default();
+            focus(Some(last.clone()));
+        } else if !ev.shift_key() && at(last) {
+            ev.prevent_default();
+            focus(Some(first.clone()));
+        }
+    }
+
+    async fn follow_teardown(name: String) {
+        let page = format!("/cluster-tenants/{}", url_encode(&name));
+        for _ in 0..1200 {
+            match provisioning_update(name.clone()).await {
+                Err(AppError::NotFound { .. }) => {
+                    crate::islands::navigate(&format!("/cluster-tenants?deleted={}", url_encode(&name)));
+                    return;
+                }
+                // The deletion queues earlier failures, so a failed step while deleting is the teardown's.
+                Ok(u) if u.deleting && u.failed => break,
+                Ok(u) => {
+                    if let Some(progress) = document().get_element_by_id(PROGRESS_ID) {
+                        progress.set_text_content(Some(&format!(
+                            "Tearing down… {} of {} steps finished.",
+                            u.finished, u.steps
+                        )));
+                        let _ = progress.remove_attribute("hidden");
+                    }
+                }
+                Err(_) => {}
+            }
+            sleep(500).await;
+        }
+        crate::islands::navigate(&page);
+    }
+
+    async fn sleep(ms: u64) {
+        let (tx, rx) = futures_channel::oneshot::channel::<()>();
+        set_timeout(
+            move || {
+                let _ = tx.send(());
+            },
+            std::time::Duration::from_millis(ms),
+        );
+        let _ = rx.await;
     }
 }

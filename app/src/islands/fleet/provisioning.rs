@@ -46,6 +46,11 @@ pub struct ChecklistUpdate {
     pub deleting: bool,
     /// The steps' and the phase's state, without times: equal while nothing moves.
     pub state: u64,
+    /// How many steps there are, how many a teardown has finished (removed or kept), and
+    /// whether one failed (the delete dialog's progress).
+    pub steps: u32,
+    pub finished: u32,
+    pub failed: bool,
 }
 
 impl ChecklistUpdate {
@@ -56,8 +61,12 @@ impl ChecklistUpdate {
         let mut hasher = DefaultHasher::new();
         serde_json::to_string(&(&view.phase, &view.steps, view.converged)).unwrap_or_default().hash(&mut hasher);
         let (settling, deleting) = (view.is_settling(), view.phase == Phase::Deleting);
+        let count = |f: fn(StepState) -> bool| view.steps.iter().filter(|s| f(s.state)).count() as u32;
+        let steps = view.steps.len() as u32;
+        let finished = count(|s| matches!(s, StepState::Removed | StepState::Retained));
+        let failed = count(|s| s == StepState::Failed) > 0;
         let html = Owner::new().with(|| view! { <Checklist view can_retry /> }.to_html());
-        Self { html, settling, deleting, state: hasher.finish() }
+        Self { html, settling, deleting, state: hasher.finish(), steps, finished, failed }
     }
 }
 
@@ -288,7 +297,7 @@ mod follow {
             let mut f = following.borrow_mut();
             f.asking = false;
             match answer {
-                Ok(ChecklistUpdate { html, settling, deleting, state }) => {
+                Ok(ChecklistUpdate { html, settling, deleting, state, .. }) => {
                     f.unchanged = if f.state == Some(state) { f.unchanged + 1 } else { 0 };
                     (f.state, f.settling, f.deleting) = (Some(state), settling, deleting);
                     if let Some(live) = document().get_element_by_id(LIVE_ID) {
