@@ -8,10 +8,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use opencrane_portal::{fake::FakeLiteLlm, litellm::LiteLlm, reconcile::Reconciler, seal::SecretBox};
-use opencrane_silo_db::{
-    models::{self, DefinitionFields},
-    tenants::{self, TenantFields},
-};
+use opencrane_silo_db::models::{self, DefinitionFields};
 use sqlx::PgPool;
 
 use crate::support;
@@ -65,16 +62,7 @@ async fn suspension_and_removal_end_sessions_and_block_the_key(pool: PgPool) {
 
     // The silo: ana's assistant, one model, her session.
     let silo_db = support::silo_db(&pool).await;
-    let fields = TenantFields {
-        display_name: "Ana",
-        email: "ana@acme.test",
-        subject: "s-ana",
-        team: None,
-        policy_ref: None,
-        cpu: None,
-        memory: None,
-    };
-    tenants::insert(&silo_db, "ana", &fields, "sign-in").await.unwrap();
+    support::add_ana(&silo_db, "sign-in").await;
     let secrets = Arc::new(SecretBox::from_bytes(&[42; 32]).unwrap());
     let sealed = secrets.seal(b"sk-openai-secret", "credential:openai").unwrap();
     let cred =

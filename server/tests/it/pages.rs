@@ -249,16 +249,7 @@ async fn big_silos_page_their_users_and_cap_their_spend_tables(pool: PgPool) {
 #[sqlx::test(migrations = false)]
 async fn no_default_model_is_a_hint_not_an_error(pool: PgPool) {
     let silo_db = support::silo_db(&pool).await;
-    let fields = opencrane_silo_db::tenants::TenantFields {
-        display_name: "Ana",
-        email: "ana@acme.test",
-        subject: "s-ana",
-        team: None,
-        policy_ref: None,
-        cpu: None,
-        memory: None,
-    };
-    opencrane_silo_db::tenants::insert(&silo_db, "ana", &fields, "admin").await.unwrap();
+    support::add_ana(&silo_db, "admin").await;
     let silo = support::silo(silo_db, true);
     let access = send(&silo, Method::GET, "/access?user=ana", None, false).await;
     assert_eq!(access.status, StatusCode::OK, "{}", access.text);
@@ -390,16 +381,7 @@ async fn the_bundle_is_sent_compressed_cached_by_content_and_loaded_only_for_isl
 #[sqlx::test(migrations = false)]
 async fn the_portal_tools_are_answered_by_their_pages(pool: PgPool) {
     let silo_db = support::silo_db(&pool).await;
-    let fields = opencrane_silo_db::tenants::TenantFields {
-        display_name: "Ana",
-        email: "ana@acme.test",
-        subject: "s-ana",
-        team: None,
-        policy_ref: None,
-        cpu: None,
-        memory: None,
-    };
-    opencrane_silo_db::tenants::insert(&silo_db, "ana", &fields, "admin").await.unwrap();
+    support::add_ana(&silo_db, "admin").await;
     let silo = support::silo(silo_db, true);
 
     let asked = send(&silo, Method::GET, "/models?route-user=ana&route-model=", None, false).await;

@@ -104,6 +104,20 @@ pub fn fleet_internal(pool: PgPool) -> Router {
 }
 
 /// The silo router for ClusterTenant `acme`.
+/// Adds the silo user `ana` (Ana, ana@acme.test, subject `s-ana`), created by `by`.
+pub async fn add_ana(silo_db: &PgPool, by: &str) {
+    let fields = opencrane_silo_db::tenants::TenantFields {
+        display_name: "Ana",
+        email: "ana@acme.test",
+        subject: "s-ana",
+        team: None,
+        policy_ref: None,
+        cpu: None,
+        memory: None,
+    };
+    opencrane_silo_db::tenants::insert(silo_db, "ana", &fields, by).await.unwrap();
+}
+
 pub fn silo(pool: PgPool, dev_identity: bool) -> Router {
     silo_with(pool, dev_identity, |_| {})
 }
