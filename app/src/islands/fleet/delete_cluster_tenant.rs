@@ -181,12 +181,13 @@ mod control {
         let close = {
             let (overlay, form, input) = (overlay.clone(), form.clone(), input.clone());
             move || {
-                overlay.remove();
+                // Cleared while still in the page (the sentence is found by its id).
+                live::say(FORM_ID, None);
                 if let Some(input) = input.as_ref().and_then(|i| i.dyn_ref::<leptos::web_sys::HtmlInputElement>()) {
                     input.set_value("");
                 }
-                live::say(FORM_ID, None);
                 live::refresh(&form);
+                overlay.remove();
                 focus(opener_button());
             }
         };

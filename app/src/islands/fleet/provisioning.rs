@@ -2,10 +2,11 @@
 //! and the Suspend/Resume button (a plain posted form).
 //!
 //! The checklist is rendered on the server with the current state (so it is complete without
-//! JavaScript) and, once the wasm runs, swapped for the server's newer rendering every second
-//! while the silo is settling (one rendering of it, the server's: the island draws nothing); it
-//! stops asking when the silo is Ready or Suspended, and after ten minutes of no change it stops
-//! and says so (no endless spinner). When a deletion finishes, it sends the browser to the list.
+//! JavaScript); once the wasm runs, its island asks every second while the silo is settling and
+//! swaps in the server's newer rendering when something moved (one rendering of it, the
+//! server's: the island draws nothing). It stops asking when the silo is Ready or Suspended, and
+//! after ten minutes of no change it stops and says so (no endless spinner). When a deletion
+//! finishes, it sends the browser to the list.
 
 use leptos::prelude::*;
 
@@ -72,19 +73,21 @@ impl ChecklistUpdate {
 
 /// The checklist; `can_retry` shows the Retry buttons (owners, admins and operators). Rendered on
 /// the server with the current state, complete without JavaScript; while the silo settles its
-/// island ([`FollowChecklist`]) swaps in the server's newer rendering every second.
+/// island ([`FollowChecklist`]) swaps in the server's newer rendering when something moved.
 #[component]
 pub fn ProvisioningChecklist(initial: ProvisioningView, can_retry: bool) -> impl IntoView {
-    let (name, settling) = (initial.name.clone(), initial.is_settling());
+    let (name, settling, deleting) = (initial.name.clone(), initial.is_settling(), initial.phase == Phase::Deleting);
     view! {
-        <div class="live-status" id=LIVE_ID>
+        // The live region is this stable element: the island replaces what is inside it, and only
+        // when something moved, so a screen reader hears each change once.
+        <div class="live-status" id=LIVE_ID aria-live="polite">
             <Checklist view=initial can_retry />
         </div>
         <p class="notice warn" role="status" id=STALLED_ID hidden>
             "No progress for ten minutes; this page stopped checking. Reload to look again."
         </p>
         <p class="error" role="alert" id=ALERT_ID hidden></p>
-        <FollowChecklist name settling />
+        <FollowChecklist name settling deleting />
     }
 }
 
@@ -139,7 +142,7 @@ fn Checklist(view: ProvisioningView, can_retry: bool) -> impl IntoView {
     let open = v.silo_url.clone().filter(|_| v.phase == Phase::Ready && v.converged);
     let retained = v.retained.clone();
     view! {
-        <section class="card checklist" aria-labelledby="provisioning-h" aria-live="polite">
+        <section class="card checklist" aria-labelledby="provisioning-h">
             <h2 id="provisioning-h">{if deleting { "Deletion" } else { "Provisioning" }}</h2>
             <p class="muted small">
                 {format!(
@@ -184,18 +187,18 @@ fn Checklist(view: ProvisioningView, can_retry: bool) -> impl IntoView {
 }
 
 /// Follows the checklist while the silo settles: every second it asks the server for the
-/// checklist as rendered now ([`crate::api::fleet::provisioning_update`]) and swaps it in; it
-/// stops when the silo is Ready or Suspended, and after ten minutes without a change it stops
-/// and says so (no endless spinner). When a deletion finishes it sends the browser to the list.
+/// checklist as rendered now ([`crate::api::fleet::provisioning_update`]) and swaps it in when
+/// something moved (a running step's time is as of the last change); it stops when the silo is
+/// Ready or Suspended, and after ten minutes without a change it stops and says so. When a deletion finishes it sends the browser to the list.
 /// A Retry (a posted form without the wasm) is sent in the background, and the checklist
 /// followed again at once. Renders nothing.
 #[cfg_attr(any(feature = "ssr", feature = "fleet-islands"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "fleet-islands")), component)]
-fn FollowChecklist(name: String, settling: bool) -> impl IntoView {
+fn FollowChecklist(name: String, settling: bool, deleting: bool) -> impl IntoView {
     #[cfg(feature = "fleet-islands")]
-    follow::start(name, settling);
+    follow::start(name, settling, deleting);
     #[cfg(not(feature = "fleet-islands"))]
-    let _ = (name, settling);
+    let _ = (name, settling, deleting);
 }
 
 /// The browser side of [`FollowChecklist`].
@@ -229,12 +232,12 @@ mod follow {
         asking: bool,
     }
 
-    pub(super) fn start(name: String, settling: bool) {
+    pub(super) fn start(name: String, settling: bool, deleting: bool) {
         let Some(live) = document().get_element_by_id(LIVE_ID) else { return };
         let following = Rc::new(RefCell::new(Following {
             name,
             settling,
-            deleting: false,
+            deleting,
             state: None,
             unchanged: 0,
             asking: false,
@@ -298,9 +301,10 @@ mod follow {
             f.asking = false;
             match answer {
                 Ok(ChecklistUpdate { html, settling, deleting, state, .. }) => {
-                    f.unchanged = if f.state == Some(state) { f.unchanged + 1 } else { 0 };
+                    let moved = f.state != Some(state);
+                    f.unchanged = if moved { 0 } else { f.unchanged + 1 };
                     (f.state, f.settling, f.deleting) = (Some(state), settling, deleting);
-                    if let Some(live) = document().get_element_by_id(LIVE_ID) {
+                    if let Some(live) = document().get_element_by_id(LIVE_ID).filter(|_| moved) {
                         live.set_inner_html(&html);
                     }
                     say(ALERT_ID, None);
