@@ -484,7 +484,7 @@ mod server {
         values: Vec<(String, String)>,
     ) -> Result<String, AppError> {
         let post = Post::read(&state, values).ok_or_else(not_here)?;
-        // A new token's secret is shown by the page the post answers; its island asks for it itself.
+        // A new token's secret is shown by the page the post answers; never sent in the background.
         if post.posted == Posted::Token {
             return Err(not_here());
         }

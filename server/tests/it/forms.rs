@@ -624,7 +624,7 @@ async fn billing_works_from_the_pages_without_wasm(pool: PgPool) {
 /// With the wasm, an island sends the fields the browser would post through one server function
 /// (`/api/forms/post`, `app::api::forms`) and the same form layer: the answer is where to go next
 /// or the error the island places under its fields. A form of the other role is refused there,
-/// and so is the token form (only the page it answers shows the secret; its island asks itself).
+/// and so is the token form (only the page it answers shows the secret).
 /// The described form's preview takes the same fields (`/api/silo/portal/preview`).
 #[sqlx::test(migrations = false)]
 async fn an_island_sends_the_posted_fields_through_the_same_form_layer(pool: PgPool) {

@@ -17,7 +17,7 @@ const FORM_ID: &str = "delete-form";
 
 /// The "Delete…" button and its confirmation dialog. Both work without the wasm: the button is a
 /// GET form that asks for this page with `?delete=1`, which renders the dialog open; the dialog is
-/// a form posted to the page (the server checks the typed name as the island's call does); a
+/// a form posted to the page (the server checks the typed name, with or without the wasm); a
 /// refused post comes back open with what was typed and why; Cancel is then a link back.
 #[component]
 pub fn DeleteClusterTenant(

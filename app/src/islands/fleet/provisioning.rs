@@ -234,14 +234,8 @@ mod follow {
 
     pub(super) fn start(name: String, settling: bool, deleting: bool) {
         let Some(live) = document().get_element_by_id(LIVE_ID) else { return };
-        let following = Rc::new(RefCell::new(Following {
-            name,
-            settling,
-            deleting,
-            state: None,
-            unchanged: 0,
-            asking: false,
-        }));
+        let following =
+            Rc::new(RefCell::new(Following { name, settling, deleting, state: None, unchanged: 0, asking: false }));
         let tick = following.clone();
         set_interval(
             move || {
