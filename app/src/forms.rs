@@ -234,28 +234,6 @@ pub fn echoed(form: &str) -> bool {
     echo(form).is_some()
 }
 
-/// What the input, select or text area with DOM id `id` holds right now, while an island
-/// hydrates: what was typed before the wasm arrived. `None` on the server.
-pub fn typed(id: &str) -> Option<String> {
-    #[cfg(feature = "hydrate")]
-    {
-        use leptos::{wasm_bindgen::JsCast, web_sys};
-        let el = leptos::prelude::document().get_element_by_id(id)?;
-        if let Some(input) = el.dyn_ref::<web_sys::HtmlInputElement>() {
-            return Some(input.value());
-        }
-        if let Some(area) = el.dyn_ref::<web_sys::HtmlTextAreaElement>() {
-            return Some(area.value());
-        }
-        el.dyn_ref::<web_sys::HtmlSelectElement>().map(web_sys::HtmlSelectElement::value)
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = id;
-        None
-    }
-}
-
 /// `href` when it is a path on this server, else `/` (a posted `done` never sends the browser
 /// elsewhere). Browsers drop tabs and newlines from URLs and read `\` as `/`, so `/\t/evil`
 /// would become `//evil`: any control character, space or backslash is refused too.
