@@ -206,12 +206,9 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     browser.goto(&format!("{silo}/tokens"));
     assert!(browser.page_text().contains("No tokens yet"));
     fill(&browser, "token-name", "ci pipeline");
-    wait_for("the new token's secret", || {
-        if let Some(button) = browser.find("form button[type=submit]") {
-            browser.click(&button);
-        }
-        browser.find("#new-token")
-    });
+    // The token form is a plain posted form: one click on its own button (the page that answers
+    // has other, hidden submit buttons: each token's Revoke behind its disclosure).
+    submit_until(&browser, "token-form", "the new token's secret", |b| b.find("#new-token").is_some());
     let page = browser.page_text();
     assert!(page.contains("created") && !page.contains("No tokens yet"), "one truth on the page: {page}");
     browser.click(&browser.wait("a[href='/tokens']"));
