@@ -137,6 +137,7 @@ async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
         cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, Start::Offset(4))
             .await
             .unwrap();
+    assert!(first.iter().all(|r| r.total == 5), "every row of a page carries the list's total");
     assert_eq!(names(first), ["alpha", "bravo"]);
     assert_eq!(names(second), ["charlie", "delta"]);
     assert_eq!(names(third), ["echo"]);
@@ -166,6 +167,7 @@ async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
         cluster_tenants::list(&mut pool.acquire().await.unwrap(), &search, SortKey::Name, false, 10, Start::Offset(0))
             .await
             .unwrap();
+    assert_eq!(found[0].total, 1, "a search's total counts the matching rows");
     assert_eq!(names(found), ["charlie"]);
     // LIKE wildcards in the search are literal.
     let wildcard = ListFilter { search: Some("%".into()), ..Default::default() };
@@ -263,6 +265,11 @@ async fn the_tally_counts_what_a_scan_counts(pool: PgPool) {
                 .await
                 .unwrap();
                 assert_eq!(tallied, scanned, "{when}: phase {phase:?}, tier {tier:?}");
+                // The page's own statement counts the same (a page past the end has no row).
+                let mut conn = pool.acquire().await.unwrap();
+                let page = cluster_tenants::list(&mut conn, &filter, SortKey::Name, false, 2, Start::Offset(0));
+                let paged = page.await.unwrap().first().map_or(0, |r| r.total);
+                assert_eq!(paged, scanned, "{when}: the page's total, phase {phase:?}, tier {tier:?}");
             }
         }
     }
@@ -300,6 +307,13 @@ async fn the_tally_counts_what_a_scan_counts(pool: PgPool) {
         .unwrap();
     assert!(scanned > 1);
     assert_eq!(cluster_tenants::count(&pool, &search).await.unwrap(), scanned);
+    let names = ListFilter { names: Some(vec!["bulk-2".into(), "bulk-4".into(), "gone".into()]), ..search.clone() };
+    let names_only = ListFilter { search: None, ..names.clone() };
+    for (filter, expected) in [(search, scanned), (names, 0), (names_only, 2)] {
+        let mut conn = pool.acquire().await.unwrap();
+        let page = cluster_tenants::list(&mut conn, &filter, SortKey::Name, true, 1, Start::Offset(0)).await.unwrap();
+        assert_eq!(page.first().map_or(0, |r| r.total), expected, "the page's total under {filter:?}");
+    }
     sqlx::query("TRUNCATE cluster_tenants CASCADE").execute(&pool).await.unwrap();
     agrees(&pool, "a truncate").await;
 }

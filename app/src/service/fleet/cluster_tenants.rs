@@ -129,9 +129,13 @@ async fn fetch_page(
     start: db::Start<'_>,
 ) -> Result<(Fetched, i64), AppError> {
     let mut conn = state.pool.acquire().await.or_fail(caller)?;
-    let total = db::count(&mut *conn, filter).await.or_fail(caller)?;
     let mut rows =
         db::list(&mut conn, filter, sort, descending, limit.saturating_add(1), start).await.or_fail(caller)?;
+    // The page's statement counted the list; an empty page (past the end, nothing matches) asks.
+    let total = match rows.first() {
+        Some(row) => row.total,
+        None => db::count(&mut *conn, filter).await.or_fail(caller)?,
+    };
     let more = i64::try_from(rows.len()).unwrap_or(i64::MAX) > limit;
     rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     Ok((Fetched { rows, more }, total))
