@@ -81,7 +81,9 @@ pub struct ClusterTenantListRow {
     pub total: i64,
 }
 
-/// [`ClusterTenantListRow`] as the list statement returns it (`query_as!` fills a flat struct).
+/// [`ClusterTenantListRow`] as the list statement returns it (`query_as!` fills a flat struct; it
+/// cannot nest one). A column added to [`ClusterTenantRow`] fails to compile here until it is
+/// added to this struct and to the list statement too.
 struct ListedRow {
     name: String,
     display_name: String,
