@@ -514,6 +514,13 @@ impl Browser {
         self.call("POST", &format!("/element/{}/click", el.0), Some(json!({})));
     }
 
+    /// Clicks, for a loop that clicks until something happens: `false` when the click missed
+    /// because the page moved on meanwhile (the element went stale, or the page that answered
+    /// has it hidden), which the loop's next pass sees. Elsewhere use [`Browser::click`].
+    pub fn try_click(&self, el: &Element) -> bool {
+        self.try_call("POST", &format!("/element/{}/click", el.0), Some(json!({}))).is_some()
+    }
+
     /// Clears an input.
     pub fn clear(&self, el: &Element) {
         self.call("POST", &format!("/element/{}/clear", el.0), Some(json!({})));

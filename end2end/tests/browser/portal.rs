@@ -13,7 +13,9 @@ fn submit_for_error(browser: &Browser, form: &str, field: &str) -> String {
     wait_for(&format!("a message under {form}-{field}"), || {
         let message = error_text(browser, &format!("{form}-{field}"));
         if message.is_empty() {
-            browser.click(&browser.wait(&format!("#{form} button[type=submit]")));
+            // Before hydration the click posts the page; a later pass may find the button of
+            // the page being left, so a click that misses is tried again.
+            browser.try_click(&browser.wait(&format!("#{form} button[type=submit]")));
             None
         } else {
             Some(message)
@@ -219,7 +221,7 @@ fn an_admin_sets_up_users_groups_budgets_and_models_and_every_form_names_bad_fie
     let confirm = wait_for("the confirmation of jane's deletion (once the island is live)", || {
         let open = browser.eval("return document.querySelector('#row-delete-user-jane').closest('details').open;");
         if open != true {
-            browser.click(&browser.wait("summary[aria-label='Delete user jane']"));
+            browser.try_click(&browser.wait("summary[aria-label='Delete user jane']"));
         }
         browser.find("#row-delete-user-jane .confirm-go").filter(|b| !browser.enabled(b))
     });

@@ -82,7 +82,7 @@ fn sign_in_at_provider(browser: &Browser, issuer: &str, app: &str, login: &str) 
                 browser.type_text(&password, "any-password");
                 browser.click(&browser.wait("button[type=submit]"));
             } else if let Some(button) = browser.find("button[type=submit]") {
-                browser.click(&button);
+                browser.try_click(&button);
             }
         }
         None
@@ -185,7 +185,7 @@ fn the_silo_signs_in_with_its_organisation_client_chosen_by_host() {
             return Some(());
         }
         if let Some(confirm) = browser.find("button[type=submit][value=yes], button[autofocus]") {
-            browser.click(&confirm);
+            browser.try_click(&confirm);
         }
         None
     });
