@@ -325,6 +325,78 @@ async fn the_groups_list_costs_one_statement_whatever_the_number_of_groups(pool:
     assert_eq!(statements, 1, "the groups with their members — not one more per group: {log}");
 }
 
+/// `GET /api/v1/tenants` costs one statement: the users with their groups, own limits, keys and
+/// the list's count (it ran five: the users, then their groups, every limit, their keys and every
+/// drift), and what it shows of each is what those statements showed; a window of it is read
+/// from the database, and a window past the end still counts the list.
+#[sqlx::test(migrations = false)]
+async fn the_users_list_costs_one_statement_and_shows_groups_limits_and_keys(pool: PgPool) {
+    let db = support::silo_db(&pool).await;
+    let app = support::silo(db.clone(), false);
+    for (user, budget) in [("ana", json!(25)), ("bo", Value::Null), ("cy", Value::Null)] {
+        let body = json!({ "name": user, "displayName": user, "email": format!("{user}@acme.test"), "subject": format!("s-{user}"), "monthlyBudgetUsd": budget });
+        let created = call(&app, Method::POST, "/api/v1/tenants", Some(body)).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    }
+    for group in ["ops", "eng"] {
+        let body = json!({ "name": group, "scope": "team", "members": ["ana"] });
+        assert_eq!(call(&app, Method::POST, "/api/v1/groups", Some(body)).await.status, StatusCode::CREATED);
+    }
+    sqlx::query(
+        "INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext, applied, drift)
+         VALUES ('ana', 'acme-ana', 'tok-1', '\\x00', '\\x00', $1, 'blocked was false')",
+    )
+    .bind(json!({ "blocked": true, "models": ["fast", "smart"], "maxBudget": 20_000_000 }))
+    .execute(&db)
+    .await
+    .unwrap();
+
+    let filter = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::DEBUG);
+    let (logs, guard) = support::Logs::capture(filter);
+    let listed = call(&app, Method::GET, "/api/v1/tenants", None).await;
+    drop(guard);
+    let log = logs.text();
+    assert_eq!(log.lines().filter(|l| l.contains("sqlx::query")).count(), 1, "one statement: {log}");
+    assert_eq!(listed.headers["x-total-count"], "3");
+    let users = listed.json();
+    let ana = &users[0];
+    assert_eq!(
+        (ana["name"].clone(), ana["groups"].clone(), ana["ownLimit"].clone()),
+        (json!("ana"), json!(["eng", "ops"]), json!("25.00 USD per month")),
+        "{users}"
+    );
+    assert_eq!(
+        (ana["key"]["blocked"].clone(), ana["key"]["models"].clone(), ana["key"]["maxBudget"].clone()),
+        (json!(true), json!(["fast", "smart"]), json!("20.00")),
+        "{ana}"
+    );
+    assert_eq!(ana["key"]["drift"], "blocked was false", "{ana}");
+    assert!(ana["key"]["issuedAt"].is_string() && ana["key"]["revokeRequestedAt"].is_null(), "{ana}");
+    let bo = &users[1];
+    assert_eq!(
+        (bo["name"].clone(), bo["groups"].clone(), bo["ownLimit"].clone(), bo["key"].clone()),
+        (json!("bo"), json!([]), Value::Null, Value::Null),
+        "{users}"
+    );
+    let one = call(&app, Method::GET, "/api/v1/tenants/ana", None).await.json();
+    assert_eq!(&one, ana, "one user reads as the list shows it");
+
+    let second = call(&app, Method::GET, "/api/v1/tenants?limit=1&offset=1", None).await;
+    assert_eq!(
+        second.json().as_array().map(|a| a.iter().map(|u| u["name"].clone()).collect()),
+        Some(vec![json!("bo")])
+    );
+    assert_eq!(second.headers["x-total-count"], "3");
+    assert_eq!(second.headers[header::LINK], "</api/v1/tenants?limit=1&offset=2>; rel=\"next\"");
+    let past = call(&app, Method::GET, "/api/v1/tenants?limit=2&offset=10", None).await;
+    assert_eq!((past.json(), past.headers["x-total-count"].to_str().ok()), (json!([]), Some("3")), "{}", past.text);
+    let paged = call(&app, Method::GET, "/api/v1/tenants?page=1&q=bo", None).await;
+    assert_eq!(
+        (paged.json()[0]["name"].clone(), paged.headers["x-total-count"].to_str().ok()),
+        (json!("bo"), Some("1"))
+    );
+}
+
 /// SQL statements one request of `path` issues (from sqlx's own statement log).
 async fn statements(app: &axum::Router, path: &str) -> (usize, usize) {
     let filter = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::DEBUG);

@@ -115,14 +115,14 @@ async fn list_tenants(
         suspended,
         page,
     };
-    let (users, total) = users::page(&state, &caller, filter).await.api(&caller)?;
     if page.is_some() {
         // `page=N` (50 a page, the console's own paging) is kept for scripts that use it.
+        let (users, total) = users::page(&state, &caller, filter).await.api(&caller)?;
         let mut response = Json(users).into_response();
         response.headers_mut().insert("x-total-count", total.into());
         return Ok(response);
     }
-    let (items, total) = window.slice(users);
+    let (items, total) = users::window(&state, &caller, filter, window.limit, window.offset).await.api(&caller)?;
     Ok(window.respond("/tenants", &params, items, total))
 }
 
