@@ -65,8 +65,6 @@ pub struct TenantFilter<'a> {
     pub suspended: Option<bool>,
     /// Exact phase (`none` matches users without one).
     pub phase: Option<&'a str>,
-    /// Exactly this user.
-    pub name: Option<&'a str>,
     /// At most this many rows (`None`: all of them).
     pub limit: Option<i64>,
     /// Rows to skip first.
@@ -93,7 +91,6 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result<
              AND ($2::text IS NULL OR team = $2)
              AND ($3::boolean IS NULL OR suspended = $3)
              AND ($4::text IS NULL OR coalesce(phase, 'none') = $4)
-             AND ($7::text IS NULL OR name = $7)
            ORDER BY name
            LIMIT $5 OFFSET $6"#,
         pattern,
@@ -102,99 +99,6 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result<
         filter.phase,
         filter.limit,
         filter.offset,
-        filter.name,
-    )
-    .fetch_all(db)
-    .await?)
-}
-
-/// A user as the lists show them: the record with its groups, its own limit, its LiteLLM key's
-/// state and how many users the list holds — read in one statement.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TenantListRow {
-    /// DNS-label name.
-    pub name: String,
-    /// Shown name.
-    pub display_name: String,
-    /// E-mail address.
-    pub email: String,
-    /// Identity-provider subject.
-    pub subject: String,
-    /// Team label.
-    pub team: Option<String>,
-    /// The AccessPolicy named for the user.
-    pub policy_ref: Option<String>,
-    /// CPU request of the user's runtime.
-    pub cpu: Option<String>,
-    /// Memory request of the user's runtime.
-    pub memory: Option<String>,
-    /// Suspended users cannot use their key.
-    pub suspended: bool,
-    /// The runtime's reported phase (Kubernetes), if any.
-    pub phase: Option<String>,
-    /// `admin`, `sign-in` or `resource`.
-    pub origin: String,
-    /// Created.
-    pub created_at: DateTime<Utc>,
-    /// How the user's Tenant resource differed from this record on the last pass.
-    pub resource_drift: Option<String>,
-    /// The user's groups, by name.
-    pub groups: Vec<String>,
-    /// The user's own limit, in millionths of `limit_currency`.
-    pub limit_amount: Option<i64>,
-    /// Its currency.
-    pub limit_currency: Option<String>,
-    /// Its period (`day`, `week`, `month`).
-    pub limit_period: Option<String>,
-    /// What was last applied to the user's key (`None`: the user has no key).
-    pub key_applied: Option<serde_json::Value>,
-    /// What differed on the key on the last pass.
-    pub key_drift: Option<String>,
-    /// The key's last pass.
-    pub key_synced_at: Option<DateTime<Utc>>,
-    /// When the key was issued.
-    pub key_issued_at: Option<DateTime<Utc>>,
-    /// An admin revoked the key and the reconciler has not deleted it yet.
-    pub key_revoke_requested_at: Option<DateTime<Utc>>,
-    /// How many users match the filter, its limit and offset aside.
-    pub total: i64,
-}
-
-/// Users matching `filter`, by name, with their groups, own limit and key, and the count of all
-/// that match: a list's one statement, whatever its length (a correlated array per row for the
-/// groups through `group_members_tenant_idx`; at most one limit and one key per user, by their
-/// unique keys).
-pub async fn listed(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result<Vec<TenantListRow>> {
-    let pattern = filter.pattern();
-    // language=PostgreSQL
-    Ok(sqlx::query_as!(
-        TenantListRow,
-        r#"SELECT t.name, t.display_name, t.email, t.subject, t.team, t.policy_ref, t.cpu, t.memory, t.suspended,
-                  t.phase, t.origin, t.created_at, t.resource_drift,
-                  array(SELECT g.name FROM group_members m JOIN groups g ON g.id = m.group_id
-                        WHERE m.tenant = t.name ORDER BY g.name) AS "groups!",
-                  (b.amount * 1000000)::bigint AS "limit_amount?", b.currency::text AS "limit_currency?",
-                  b.period AS "limit_period?",
-                  k.applied AS "key_applied?", k.drift AS "key_drift?", k.synced_at AS "key_synced_at?",
-                  k.created_at AS "key_issued_at?", k.revoke_requested_at AS "key_revoke_requested_at?",
-                  count(*) OVER () AS "total!"
-           FROM tenants t
-           LEFT JOIN budgets b ON b.tenant = t.name
-           LEFT JOIN litellm_keys k ON k.tenant = t.name
-           WHERE ($1::text IS NULL OR t.name ILIKE $1 OR t.display_name ILIKE $1 OR t.email ILIKE $1)
-             AND ($2::text IS NULL OR t.team = $2)
-             AND ($3::boolean IS NULL OR t.suspended = $3)
-             AND ($4::text IS NULL OR coalesce(t.phase, 'none') = $4)
-             AND ($7::text IS NULL OR t.name = $7)
-           ORDER BY t.name
-           LIMIT $5 OFFSET $6"#,
-        pattern,
-        filter.team,
-        filter.suspended,
-        filter.phase,
-        filter.limit,
-        filter.offset,
-        filter.name,
     )
     .fetch_all(db)
     .await?)
@@ -208,13 +112,11 @@ pub async fn count(db: impl PgExecutor<'_>, filter: &TenantFilter<'_>) -> Result
            WHERE ($1::text IS NULL OR name ILIKE $1 OR display_name ILIKE $1 OR email ILIKE $1)
              AND ($2::text IS NULL OR team = $2)
              AND ($3::boolean IS NULL OR suspended = $3)
-             AND ($4::text IS NULL OR coalesce(phase, 'none') = $4)
-             AND ($5::text IS NULL OR name = $5)"#,
+             AND ($4::text IS NULL OR coalesce(phase, 'none') = $4)"#,
         filter.pattern(),
         filter.team,
         filter.suspended,
         filter.phase,
-        filter.name,
     )
     .fetch_one(db)
     .await?)

@@ -51,18 +51,18 @@ struct MalformedRow {
     what: String,
 }
 
-fn to_wire(row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTenant, MalformedRow> {
+fn to_wire(mut row: ClusterTenantRow, seats_used: Option<i64>) -> Result<ClusterTenant, MalformedRow> {
+    let (quota, retained) = (row.quota.take(), row.retained.take());
     let malformed = |what: String| MalformedRow { name: row.name.clone(), what };
     let isolation_tier = IsolationTier::parse(&row.isolation_tier)
         .ok_or_else(|| malformed(format!("isolation tier {}", row.isolation_tier)))?;
     let mode =
         ComputeMode::parse(&row.compute_mode).ok_or_else(|| malformed(format!("compute mode {}", row.compute_mode)))?;
     let phase = Phase::parse(&row.phase).ok_or_else(|| malformed(format!("phase {}", row.phase)))?;
-    let quota: Quota = serde_json::from_value(row.quota.clone()).map_err(|e| malformed(format!("quota: {e}")))?;
+    let quota: Quota = serde_json::from_value(quota).map_err(|e| malformed(format!("quota: {e}")))?;
     let termination_policy = TerminationPolicy::parse(&row.termination_policy)
         .ok_or_else(|| malformed(format!("termination policy {}", row.termination_policy)))?;
-    let retained: Vec<String> =
-        serde_json::from_value(row.retained.clone()).map_err(|e| malformed(format!("retained: {e}")))?;
+    let retained: Vec<String> = serde_json::from_value(retained).map_err(|e| malformed(format!("retained: {e}")))?;
     let zitadel = (row.zitadel_client_id.is_some()
         || row.zitadel_org_id.is_some()
         || row.zitadel_redirect_uri.is_some())

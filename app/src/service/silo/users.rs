@@ -1,14 +1,17 @@
 //! Users (tenants): list with search and filters, create, edit, suspend/resume, delete.
 //! A user's monthly budget is their own limit (see budgets); suspending blocks their key.
 
+use std::collections::BTreeMap;
+
 use opencrane_db::Error as DbError;
 use opencrane_entitlements::{format_amount, parse_amount};
 use opencrane_silo_db::{
     budgets::{self, BudgetFields},
     groups, litellm as key_db, settings,
-    tenants::{self, TenantFields, TenantFilter, TenantListRow, TenantRow},
+    tenants::{self, TenantFields, TenantFilter, TenantRow},
 };
 use serde_json::json;
+use sqlx::PgConnection;
 
 use super::{admin_read, admin_write, conflict, converge, finish, not_found, sync_view};
 use crate::model::rules::dns_label;
@@ -26,29 +29,58 @@ fn user_not_found(name: &str) -> AppError {
     not_found("TENANT_NOT_FOUND", format!("No user named “{name}” exists in this silo."))
 }
 
-/// A listed user as the wire shows it.
-fn view(row: TenantListRow) -> UserView {
-    let own_limit = match (row.limit_amount, row.limit_currency, row.limit_period) {
-        (Some(amount), Some(currency), Some(period)) => opencrane_entitlements::period::Period::parse(&period)
-            .map(|p| format!("{} {currency} {}", format_amount(amount), p.per())),
-        _ => None,
-    };
-    let key = match (row.key_applied, row.key_issued_at) {
-        (Some(applied), Some(issued_at)) => Some(KeyStatus {
-            blocked: applied["blocked"].as_bool().unwrap_or(false),
-            models: applied["models"]
-                .as_array()
-                .map(|models| models.iter().filter_map(|m| m.as_str().map(str::to_owned)).collect())
-                .unwrap_or_default(),
-            max_budget: applied["maxBudget"].as_i64().map(format_amount),
-            drift: row.key_drift,
-            synced_at: row.key_synced_at,
-            issued_at,
-            revoke_requested_at: row.key_revoke_requested_at,
-        }),
-        _ => None,
-    };
+/// What the pages show of users beside their rows: groups, own limits, keys.
+struct Extras {
+    groups: BTreeMap<String, Vec<String>>,
+    limits: BTreeMap<String, String>,
+    keys: BTreeMap<String, KeyStatus>,
+    drift: BTreeMap<String, String>,
+}
+
+/// The extras of the users named `only` (those on the page; `None`: every user), on the
+/// request's one connection.
+async fn extras(conn: &mut PgConnection, caller: &Caller, only: Option<&[String]>) -> Result<Extras, AppError> {
+    let db = |e| db_failure(caller, e);
+    let mut groups_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for m in groups::memberships(&mut *conn, only).await.map_err(db)? {
+        groups_of.entry(m.tenant).or_default().push(m.group_name);
+    }
+    let limits = budgets::list(&mut *conn)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .filter_map(|b| {
+            let per = opencrane_entitlements::period::Period::parse(&b.period)?.per();
+            Some((b.tenant?, format!("{} {} {per}", format_amount(b.amount), b.currency)))
+        })
+        .collect();
+    let keys = key_db::keys(&mut *conn, only)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|k| {
+            let status = KeyStatus {
+                blocked: k.applied["blocked"].as_bool().unwrap_or(false),
+                models: serde_json::from_value(k.applied["models"].clone()).unwrap_or_default(),
+                max_budget: k.applied["maxBudget"].as_i64().map(format_amount),
+                drift: k.drift,
+                synced_at: k.synced_at,
+                issued_at: k.issued_at,
+                revoke_requested_at: k.revoke_requested_at,
+            };
+            (k.tenant, status)
+        })
+        .collect();
+    let drift = tenants::resource_drift(&mut *conn).await.map_err(db)?.into_iter().collect();
+    Ok(Extras { groups: groups_of, limits, keys, drift })
+}
+
+fn view(row: TenantRow, extras: &Extras) -> UserView {
     UserView {
+        groups: extras.groups.get(&row.name).cloned().unwrap_or_default(),
+        own_limit: extras.limits.get(&row.name).cloned(),
+        key: extras.keys.get(&row.name).cloned(),
+        resource_drift: extras.drift.get(&row.name).cloned(),
         name: row.name,
         display_name: row.display_name,
         email: row.email,
@@ -58,11 +90,7 @@ fn view(row: TenantListRow) -> UserView {
         resources: Resources { cpu: row.cpu, memory: row.memory },
         suspended: row.suspended,
         phase: row.phase,
-        resource_drift: row.resource_drift,
         origin: row.origin,
-        groups: row.groups,
-        own_limit,
-        key,
         created_at: row.created_at,
     }
 }
@@ -86,8 +114,11 @@ pub async fn page(state: &AppState, caller: &Caller, filter: UserFilter) -> Resu
 }
 
 /// At most `limit` users matching `filter` from the `offset`th (`filter.page` aside), and how
-/// many match: what the REST list returns, in one statement whatever the number of users (a
-/// second only to count when the window is past the end).
+/// many match: what the REST list returns. Five statements whatever the number of users (a sixth
+/// counts a window), on one connection (a pool acquire and its release's ping for each would
+/// double the round trips). Measured against one statement for all of it (200 users, the bench's
+/// seed): with each user's groups as a correlated array the route served half the requests/s;
+/// with them joined pre-aggregated, Postgres alone took 1.15× the time of these five.
 pub async fn window(
     state: &AppState,
     caller: &Caller,
@@ -97,6 +128,7 @@ pub async fn window(
 ) -> Result<(Vec<UserView>, i64), AppError> {
     admin_read(state, caller)?;
     let db = |e| db_failure(caller, e);
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
     let trimmed = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
     let (q, team, phase) = (trimmed(&filter.q), trimmed(&filter.team), trimmed(&filter.phase));
     let f = TenantFilter {
@@ -104,17 +136,20 @@ pub async fn window(
         team: team.as_deref(),
         suspended: filter.suspended,
         phase: phase.as_deref(),
-        name: None,
         limit,
         offset,
     };
-    let rows = tenants::listed(&state.pool, &f).await.map_err(db)?;
-    let total = match rows.first() {
-        Some(row) => row.total,
-        None if offset == 0 => 0,
-        None => tenants::count(&state.pool, &f).await.map_err(db)?,
+    let whole = f.search.is_none() && f.team.is_none() && f.suspended.is_none() && f.phase.is_none();
+    let windowed = limit.is_some() || offset > 0;
+    let rows = tenants::list(&mut *conn, &f).await.map_err(db)?;
+    let total = match windowed {
+        false => i64::try_from(rows.len()).unwrap_or(i64::MAX),
+        true => tenants::count(&mut *conn, &f).await.map_err(db)?,
     };
-    Ok((rows.into_iter().map(view).collect(), total))
+    // The whole list's extras are every user's: read them without naming all of them.
+    let names: Option<Vec<String>> = (!whole || windowed).then(|| rows.iter().map(|r| r.name.clone()).collect());
+    let extras = extras(&mut conn, caller, names.as_deref()).await?;
+    Ok((rows.into_iter().map(|r| view(r, &extras)).collect(), total))
 }
 
 /// Asks the background loops for a pass now: they compare every user's Tenant resource and
@@ -131,9 +166,10 @@ pub async fn repair(state: &AppState, caller: &Caller) -> Result<(), AppError> {
 /// One user.
 pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<UserView, AppError> {
     admin_read(state, caller)?;
-    let only = TenantFilter { name: Some(name), ..TenantFilter::default() };
-    let row = tenants::listed(&state.pool, &only).await.or_fail(caller)?.into_iter().next();
-    row.map(view).ok_or_else(|| user_not_found(name))
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    let row = tenants::get(&mut *conn, name).await.or_fail(caller)?.ok_or_else(|| user_not_found(name))?;
+    let extras = extras(&mut conn, caller, Some(std::slice::from_ref(&row.name))).await?;
+    Ok(view(row, &extras))
 }
 
 /// A validated request.
