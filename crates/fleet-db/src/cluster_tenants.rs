@@ -471,15 +471,16 @@ impl Cursor {
 /// memberships' `(cluster_tenant, subject)` index) and the list's total under the filter (the
 /// tally without a search or name restriction, else the matching rows counted — a planned-once
 /// subquery, as [`count`]). Three statements took 1.75× the database time of this one.
+///
+/// A jump to a numbered page (an offset past 0) first reads the page's names alone — the sort's
+/// index answers that by an index-only scan over the skipped rows — and then only those rows:
+/// read in one pass, every skipped row was fetched from the table and had its seats counted
+/// (page 150 of 10,000: 86 against 1,297 statements/s in `pgbench`). A first page and a keyset
+/// page skip nothing and keep the one-pass statement, which costs less without a skip.
 macro_rules! list_ordered_by {
-    ($db:expr, $filter:expr, $limit:expr, $start:expr, $order:literal, $after:literal) => {{
-        let (offset, cursor) = match $start {
-            Start::Offset(offset) => (offset, None),
-            Start::After(cursor) => (0, Some(cursor)),
-        };
-        // language=PostgreSQL
-        sqlx::query_as!(
-            ListedRow,
+    ($db:expr, $filter:expr, $limit:expr, $start:expr, $order:literal, $after:literal) => {
+        list_ordered_by!(
+            @statement $db, $filter, $limit, $start, $order, $after,
             r#"SELECT ct.name, ct.display_name, ct.vanity_domain, ct.isolation_tier, ct.compute_mode,
                     ct.node_pool, ct.quota, ct.seat_cap, ct.phase, ct.message, ct.bound_namespace,
                     ct.provisioner, ct.zitadel_org_id, ct.zitadel_project_id, ct.zitadel_app_id,
@@ -498,29 +499,66 @@ macro_rules! list_ordered_by {
                                   AND ($3::text IS NULL OR c.isolation_tier = $3)
                                   AND ($6::text[] IS NULL OR c.name = ANY($6)))
                     END AS "total!"
-             FROM cluster_tenants ct
-             WHERE ($1::text IS NULL OR ct.search_text LIKE lower($1))
+             FROM cluster_tenants ct "#,
+            r#"WHERE ($1::text IS NULL OR ct.search_text LIKE lower($1))
                AND ($2::text IS NULL OR ct.phase = $2)
                AND ($3::text IS NULL OR ct.isolation_tier = $3)
                AND ($6::text[] IS NULL OR ct.name = ANY($6))
                AND (NOT $9::bool OR ("#
-                + $after
-                + "))
-             ORDER BY "
-                + $order
-                + " LIMIT $4 OFFSET $5",
-            $filter.pattern(),
-            $filter.phase,
-            $filter.isolation_tier,
-            $limit,
-            offset,
-            $filter.names.as_deref(),
-            cursor.and_then(|c: &Cursor| c.key.clone()),
-            cursor.map(|c: &Cursor| c.name.clone()),
-            cursor.is_some(),
         )
-        .fetch_all($db)
-        .await?
+    };
+    (@statement $db:expr, $filter:expr, $limit:expr, $start:expr, $order:literal, $after:literal,
+     $select:literal, $filtered:literal) => {{
+        let (offset, cursor) = match $start {
+            Start::Offset(offset) => (offset, None),
+            Start::After(cursor) => (0, Some(cursor)),
+        };
+        let pattern = $filter.pattern();
+        let names = $filter.names.as_deref();
+        let cursor_key = cursor.and_then(|c: &Cursor| c.key.clone());
+        let cursor_name = cursor.map(|c: &Cursor| c.name.clone());
+        if offset > 0 {
+            // language=PostgreSQL
+            sqlx::query_as!(
+                ListedRow,
+                $select
+                    + " WHERE ct.name = ANY(ARRAY(SELECT ct.name FROM cluster_tenants ct "
+                    + $filtered
+                    + $after
+                    + ")) ORDER BY "
+                    + $order
+                    + " LIMIT $4 OFFSET $5)) ORDER BY "
+                    + $order,
+                pattern,
+                $filter.phase,
+                $filter.isolation_tier,
+                $limit,
+                offset,
+                names,
+                cursor_key,
+                cursor_name,
+                cursor.is_some(),
+            )
+            .fetch_all($db)
+            .await?
+        } else {
+            // language=PostgreSQL
+            sqlx::query_as!(
+                ListedRow,
+                $select + $filtered + $after + ")) ORDER BY " + $order + " LIMIT $4 OFFSET $5",
+                pattern,
+                $filter.phase,
+                $filter.isolation_tier,
+                $limit,
+                offset,
+                names,
+                cursor_key,
+                cursor_name,
+                cursor.is_some(),
+            )
+            .fetch_all($db)
+            .await?
+        }
     }};
 }
 

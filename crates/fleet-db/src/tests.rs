@@ -239,6 +239,63 @@ async fn keyset_pages_return_every_row_once_while_rows_are_inserted(pool: PgPool
     assert!(!foreign.fits(SortKey::CreatedAt) && !foreign.fits(SortKey::SeatCap) && !foreign.fits(SortKey::Name));
 }
 
+/// Issue 20: a jump to a numbered page (an offset past 0) reads the page's names first and then
+/// only those rows; for every sort column in both directions, under no filter, a phase filter and
+/// a search, each jumped page is the same slice of the whole list, with the same seats in use and
+/// the same total.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn jumped_pages_are_slices_of_the_whole_list(pool: PgPool) {
+    for i in 0..11 {
+        seed(&pool, &format!("row-{i:02}")).await;
+    }
+    sqlx::query(
+        "UPDATE cluster_tenants SET
+            display_name = CASE WHEN right(name, 1) IN ('1', '2') THEN 'Same' ELSE 'Ä ' || name END,
+            phase = CASE WHEN right(name, 1) < '4' THEN 'ready' ELSE 'provisioning' END,
+            seat_cap = CASE WHEN right(name, 1) < '5' THEN NULL ELSE right(name, 1)::int END",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    for (tenant, subject) in [("row-03", "a"), ("row-03", "b"), ("row-07", "a"), ("row-10", "c")] {
+        memberships::upsert(&mut tx, tenant, subject, "member").await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    let filters = [
+        ListFilter::default(),
+        ListFilter { phase: Some("provisioning".into()), ..Default::default() },
+        ListFilter { search: Some("ROW-0".into()), ..Default::default() },
+    ];
+    let sorts =
+        [SortKey::Name, SortKey::DisplayName, SortKey::Tier, SortKey::Phase, SortKey::SeatCap, SortKey::CreatedAt];
+    let mut conn = pool.acquire().await.unwrap();
+    for filter in &filters {
+        for sort in sorts {
+            for descending in [false, true] {
+                let seen = |rows: Vec<cluster_tenants::ClusterTenantListRow>| {
+                    rows.into_iter().map(|r| (r.row.name, r.active_members, r.total)).collect::<Vec<_>>()
+                };
+                let whole = seen(
+                    cluster_tenants::list(&mut conn, filter, sort, descending, 100, Start::Offset(0)).await.unwrap(),
+                );
+                assert!(whole.len() >= 4, "{filter:?}: {whole:?}");
+                assert!(whole.iter().any(|(_, seats, _)| *seats > 0), "{filter:?}: some row has seats in use");
+                for offset in 1..=whole.len() as i64 {
+                    let page = seen(
+                        cluster_tenants::list(&mut conn, filter, sort, descending, 3, Start::Offset(offset))
+                            .await
+                            .unwrap(),
+                    );
+                    let at = offset as usize;
+                    let expected = &whole[at..(at + 3).min(whole.len())];
+                    assert_eq!(page, expected, "{filter:?} {sort:?} descending={descending} offset={offset}");
+                }
+            }
+        }
+    }
+}
+
 /// Issue 20: the list's total comes from the tally the database keeps per phase and tier; it
 /// matches a count of the rows after single and bulk inserts, status writes that move rows
 /// between phases (and ones that do not), tier changes, deletes (cascading or not) and a truncate,
