@@ -373,7 +373,8 @@ async fn a_name_whose_data_was_kept_is_held_and_only_an_operator_reattaches_it(p
 /// each statement's plan back as a notice, which sqlx logs. With the two `ILIKE`s on the raw
 /// columns the page's plan named no `cluster_tenants_search_trgm`. The search also folds case and
 /// finds its text in either column (ASCII case folding only: the test database's locale decides
-/// the rest), and treats `%` and `_` literally.
+/// the rest), and treats `%` and `_` literally. Rows written go straight into the index, not into
+/// GIN's pending list (which every search would read whole until a vacuum).
 #[sqlx::test(migrations = false)]
 async fn the_customer_search_is_served_by_its_trigram_index(pool: PgPool) {
     use opencrane_fleet_db::cluster_tenants::{self, ListFilter, SortKey, Start};
@@ -417,6 +418,18 @@ async fn the_customer_search_is_served_by_its_trigram_index(pool: PgPool) {
     for (q, expected) in [("HOOLI", 1), ("corp", 1), ("_", 1), ("100%", 1), ("1%0", 0), ("%", 1), ("acme\nacme", 0)] {
         assert_eq!(cluster_tenants::count(&mut *conn, &search(q)).await.unwrap(), expected, "search {q:?}");
     }
+
+    // Rows written go straight into the index: GIN's pending list, which every search reads
+    // whole until a vacuum merges it, stays empty (merging it finds no page to merge).
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) SELECT 'more-' || i, 'More ' || i FROM generate_series(1, 200) i")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let pending: i64 = sqlx::query_scalar("SELECT gin_clean_pending_list('cluster_tenants_search_trgm'::regclass)")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(pending, 0, "pages of new entries left in the search index's pending list");
 }
 
 /// Statements and rows of one `GET path` on the fleet (sqlx's own statement log).
