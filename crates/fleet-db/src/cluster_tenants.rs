@@ -507,6 +507,16 @@ macro_rules! list_ordered_by {
                AND (NOT $9::bool OR ("#
         )
     };
+    // The jump's statement or the one-pass statement, with the same arguments.
+    (@fetch $db:expr, $jump:expr, [$($jump_sql:tt)+], [$($page_sql:tt)+], $($arg:expr),+) => {
+        if $jump {
+            // language=PostgreSQL
+            sqlx::query_as!(ListedRow, $($jump_sql)+, $($arg),+).fetch_all($db).await?
+        } else {
+            // language=PostgreSQL
+            sqlx::query_as!(ListedRow, $($page_sql)+, $($arg),+).fetch_all($db).await?
+        }
+    };
     (@statement $db:expr, $filter:expr, $limit:expr, $start:expr, $order:literal, $after:literal,
      $select:literal, $filtered:literal) => {{
         let (offset, cursor) = match $start {
@@ -517,48 +527,28 @@ macro_rules! list_ordered_by {
         let names = $filter.names.as_deref();
         let cursor_key = cursor.and_then(|c: &Cursor| c.key.clone());
         let cursor_name = cursor.map(|c: &Cursor| c.name.clone());
-        if offset > 0 {
-            // language=PostgreSQL
-            sqlx::query_as!(
-                ListedRow,
-                $select
-                    + " WHERE ct.name = ANY(ARRAY(SELECT ct.name FROM cluster_tenants ct "
-                    + $filtered
-                    + $after
-                    + ")) ORDER BY "
-                    + $order
-                    + " LIMIT $4 OFFSET $5)) ORDER BY "
-                    + $order,
-                pattern,
-                $filter.phase,
-                $filter.isolation_tier,
-                $limit,
-                offset,
-                names,
-                cursor_key,
-                cursor_name,
-                cursor.is_some(),
-            )
-            .fetch_all($db)
-            .await?
-        } else {
-            // language=PostgreSQL
-            sqlx::query_as!(
-                ListedRow,
-                $select + $filtered + $after + ")) ORDER BY " + $order + " LIMIT $4 OFFSET $5",
-                pattern,
-                $filter.phase,
-                $filter.isolation_tier,
-                $limit,
-                offset,
-                names,
-                cursor_key,
-                cursor_name,
-                cursor.is_some(),
-            )
-            .fetch_all($db)
-            .await?
-        }
+        list_ordered_by!(
+            @fetch $db,
+            offset > 0,
+            [$select
+                + " WHERE ct.name = ANY(ARRAY(SELECT ct.name FROM cluster_tenants ct "
+                + $filtered
+                + $after
+                + ")) ORDER BY "
+                + $order
+                + " LIMIT $4 OFFSET $5)) ORDER BY "
+                + $order],
+            [$select + $filtered + $after + ")) ORDER BY " + $order + " LIMIT $4 OFFSET $5"],
+            pattern,
+            $filter.phase,
+            $filter.isolation_tier,
+            $limit,
+            offset,
+            names,
+            cursor_key,
+            cursor_name,
+            cursor.is_some()
+        )
     }};
 }
 
