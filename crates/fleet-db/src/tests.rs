@@ -123,8 +123,7 @@ async fn list_filters_sorts_and_pages_without_overlap(pool: PgPool) {
     let all = ListFilter::default();
     assert_eq!(cluster_tenants::count(&pool, &all).await.unwrap(), 5);
 
-    let names =
-        |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.row.name).collect::<Vec<_>>();
+    let names = |rows: Vec<cluster_tenants::ClusterTenantListRow>| rows.into_iter().map(|r| r.name).collect::<Vec<_>>();
     let first =
         cluster_tenants::list(&mut pool.acquire().await.unwrap(), &all, SortKey::Name, false, 2, Start::Offset(0))
             .await
@@ -207,7 +206,7 @@ async fn keyset_pages_return_every_row_once_while_rows_are_inserted(pool: PgPool
                 .await
                 .unwrap()
                 .into_iter()
-                .map(|r| r.row.name)
+                .map(|r| r.name)
                 .collect();
             let mut seen: Vec<String> = Vec::new();
             let mut cursor: Option<Cursor> = None;
@@ -215,9 +214,9 @@ async fn keyset_pages_return_every_row_once_while_rows_are_inserted(pool: PgPool
                 let start = cursor.as_ref().map_or(Start::Offset(0), Start::After);
                 let page = cluster_tenants::list(&mut conn, &all, sort, descending, 4, start).await.unwrap();
                 let Some(last) = page.last() else { break };
-                cursor = Some(Cursor::of(&last.row, sort));
+                cursor = Some(Cursor::of(last, sort));
                 assert!(cursor.as_ref().unwrap().fits(sort), "{sort:?}: {cursor:?}");
-                seen.extend(page.iter().map(|r| r.row.name.clone()));
+                seen.extend(page.iter().map(|r| r.name.clone()));
                 // Between the first pages, a row that sorts first and one that sorts last arrive.
                 if seen.len() <= 12 {
                     for edge in ["aaa", "zzz"] {
@@ -274,7 +273,7 @@ async fn jumped_pages_are_slices_of_the_whole_list(pool: PgPool) {
         for sort in sorts {
             for descending in [false, true] {
                 let seen = |rows: Vec<cluster_tenants::ClusterTenantListRow>| {
-                    rows.into_iter().map(|r| (r.row.name, r.active_members, r.total)).collect::<Vec<_>>()
+                    rows.into_iter().map(|r| (r.name, r.active_members, r.total)).collect::<Vec<_>>()
                 };
                 let whole = seen(
                     cluster_tenants::list(&mut conn, filter, sort, descending, 100, Start::Offset(0)).await.unwrap(),
@@ -395,6 +394,18 @@ async fn list_counts_only_active_members_as_seats(pool: PgPool) {
     .await
     .unwrap();
     assert_eq!(rows[0].active_members, 2);
+    // The REST API's list reads whole rows, with the same seats and total, from the first row
+    // and after a skip (the jump's statement).
+    seed(&pool, "beta").await;
+    let mut conn = pool.acquire().await.unwrap();
+    let all = ListFilter::default();
+    let full = cluster_tenants::list_full_by_creation(&mut conn, &all, 10, 0).await.unwrap();
+    let names: Vec<&str> = full.iter().map(|r| r.row.name.as_str()).collect();
+    assert_eq!(names, ["acme", "beta"], "creation order");
+    assert_eq!(full[0].row, cluster_tenants::get(&mut *conn, "acme").await.unwrap(), "every column");
+    assert_eq!((full[0].active_members, full[0].total), (2, 2));
+    let skipped = cluster_tenants::list_full_by_creation(&mut conn, &all, 10, 1).await.unwrap();
+    assert_eq!(skipped, full[1..], "a skip reads the same rows");
 }
 
 #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]

@@ -404,7 +404,7 @@ async fn the_customer_search_is_served_by_its_trigram_index(pool: PgPool) {
         cluster_tenants::list(&mut conn, &search("CME"), SortKey::Name, false, 50, Start::Offset(0)).await.unwrap();
     let plans = logs.text();
     drop(guard);
-    let names: Vec<&str> = page.iter().map(|r| r.row.name.as_str()).collect();
+    let names: Vec<&str> = page.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["acme"], "ACMÉ is not ACME");
     assert!(plans.contains("Index Scan on cluster_tenants_search_trgm"), "the page's plan: {plans}");
 

@@ -151,7 +151,7 @@ async fn list_queries_are_planned_for_their_parameters_on_every_run(pool: PgPool
     let mut cursor = None;
     for _ in 0..10 {
         let page = cluster_tenants::list(&mut conn, &all, SortKey::DisplayName, true, 51, Start::Offset(7449)).await;
-        cursor = page.unwrap().last().map(|r| Cursor::of(&r.row, SortKey::DisplayName));
+        cursor = page.unwrap().last().map(|r| Cursor::of(r, SortKey::DisplayName));
     }
     let cursor = cursor.unwrap();
     for _ in 0..5 {

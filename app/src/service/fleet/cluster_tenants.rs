@@ -15,8 +15,9 @@ use crate::{
     error::AppError,
     model::fleet::cluster_tenant::{
         ClusterTenant, ClusterTenantCreateRequest, ClusterTenantPage, ClusterTenantSpec, ClusterTenantStatus,
-        ClusterTenantUpdateRequest, Compute, ComputeMode, IsolationTier, ListQuery, MAX_PAGE_SIZE, Phase, Quota,
-        ResourcesView, SortBy, TerminationPolicy, ZitadelIds, tier_unavailable_message, validate,
+        ClusterTenantSummary, ClusterTenantUpdateRequest, Compute, ComputeMode, IsolationTier, ListQuery,
+        MAX_PAGE_SIZE, Phase, Quota, ResourcesView, SortBy, TerminationPolicy, ZitadelIds, tier_unavailable_message,
+        validate,
     },
     model::fleet::provisioning::{ProvisioningView, StepId, StepState, StepView},
     state::{AppState, Caller, FleetSettings},
@@ -113,27 +114,24 @@ fn sort_key(sort: SortBy) -> SortKey {
 
 /// One page as the database returned it: its rows (in list order) and whether more rows lie
 /// beyond its far end.
-struct Fetched {
-    rows: Vec<db::ClusterTenantListRow>,
+struct Fetched<R> {
+    rows: Vec<R>,
     more: bool,
 }
 
-/// The rows of one page (one more is read to learn whether more follow) and the total, for a
-/// filter the caller's visibility already narrowed.
-async fn fetch_page(
-    state: &AppState,
+/// Cuts a read of one row more than `limit` (to learn whether more follow) to the page, with the
+/// list's total: the page's statement counted it; an empty page (past the end, nothing
+/// matches) asks.
+async fn finish_page<R>(
     caller: &Caller,
+    conn: &mut PgConnection,
     filter: &ListFilter,
-    (sort, descending): (SortKey, bool),
+    mut rows: Vec<R>,
     limit: i64,
-    start: db::Start<'_>,
-) -> Result<(Fetched, i64), AppError> {
-    let mut conn = state.pool.acquire().await.or_fail(caller)?;
-    let mut rows =
-        db::list(&mut conn, filter, sort, descending, limit.saturating_add(1), start).await.or_fail(caller)?;
-    // The page's statement counted the list; an empty page (past the end, nothing matches) asks.
+    total_of: impl Fn(&R) -> i64,
+) -> Result<(Fetched<R>, i64), AppError> {
     let total = match rows.first() {
-        Some(row) => row.total,
+        Some(row) => total_of(row),
         None => db::count(&mut *conn, filter).await.or_fail(caller)?,
     };
     let more = i64::try_from(rows.len()).unwrap_or(i64::MAX) > limit;
@@ -141,11 +139,26 @@ async fn fetch_page(
     Ok((Fetched { rows, more }, total))
 }
 
-fn to_items(caller: &Caller, rows: Vec<db::ClusterTenantListRow>) -> Result<Vec<ClusterTenant>, AppError> {
-    rows.into_iter()
-        .map(|r| to_wire(r.row, Some(r.active_members)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| internal(caller, &e))
+/// A list row as the page shows it.
+fn to_summary(row: db::ClusterTenantListRow) -> Result<ClusterTenantSummary, MalformedRow> {
+    let malformed = |what: String| MalformedRow { name: row.name.clone(), what };
+    let isolation_tier = IsolationTier::parse(&row.isolation_tier)
+        .ok_or_else(|| malformed(format!("isolation tier {}", row.isolation_tier)))?;
+    let phase = Phase::parse(&row.phase).ok_or_else(|| malformed(format!("phase {}", row.phase)))?;
+    let termination_policy = TerminationPolicy::parse(&row.termination_policy)
+        .ok_or_else(|| malformed(format!("termination policy {}", row.termination_policy)))?;
+    Ok(ClusterTenantSummary {
+        name: row.name,
+        display_name: row.display_name,
+        isolation_tier,
+        phase,
+        message: row.message,
+        seat_cap: row.seat_cap,
+        seats_used: row.active_members,
+        termination_policy,
+        suspended: row.suspended,
+        created_at: row.created_at,
+    })
 }
 
 /// A cursor as the URL carries it: the row's name, then `.` and its sort value when the sort has
@@ -195,7 +208,10 @@ pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result
         (None, Some(cursor)) => (!query.descending, db::Start::After(cursor)),
         (None, None) => (query.descending, db::Start::Offset(offset)),
     };
-    let (Fetched { mut rows, more }, total) = fetch_page(state, caller, &filter, (sort, order), limit, start).await?;
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    let read = db::list(&mut conn, &filter, sort, order, limit.saturating_add(1), start).await.or_fail(caller)?;
+    let (Fetched { mut rows, more }, total) = finish_page(caller, &mut conn, &filter, read, limit, |r| r.total).await?;
+    drop(conn);
     // Read backwards from `before`: `more` means rows before this page.
     let (more_after, more_before) = if before.is_some() {
         rows.reverse();
@@ -203,10 +219,10 @@ pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result
     } else {
         (more, offset > 0 || after.is_some())
     };
-    let cursor = |row: Option<&db::ClusterTenantListRow>| row.map(|r| cursor_text(&db::Cursor::of(&r.row, sort)));
+    let cursor = |row: Option<&db::ClusterTenantListRow>| row.map(|r| cursor_text(&db::Cursor::of(r, sort)));
     let next = if more_after { cursor(rows.last()) } else { None };
     let previous = if more_before { cursor(rows.first()) } else { None };
-    let items = to_items(caller, rows)?;
+    let items = rows.into_iter().map(to_summary).collect::<Result<Vec<_>, _>>().map_err(|e| internal(caller, &e))?;
     let (after, before) = (after.as_ref().map(cursor_text), before.as_ref().map(cursor_text));
     Ok(ClusterTenantPage { items, total, query: ListQuery { limit, offset, after, before, ..query }, next, previous })
 }
@@ -222,10 +238,16 @@ pub async fn list_all(
     let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
     let filter = ListFilter { names: visible_names(principal), ..ListFilter::default() };
     let limit = limit.unwrap_or(i64::MAX - 1).max(0);
-    let start = db::Start::Offset(offset.max(0));
-    let (Fetched { rows, .. }, total) =
-        fetch_page(state, caller, &filter, (SortKey::CreatedAt, false), limit, start).await?;
-    Ok((to_items(caller, rows)?, total))
+    let mut conn = state.pool.acquire().await.or_fail(caller)?;
+    let read =
+        db::list_full_by_creation(&mut conn, &filter, limit.saturating_add(1), offset.max(0)).await.or_fail(caller)?;
+    let (Fetched { rows, .. }, total) = finish_page(caller, &mut conn, &filter, read, limit, |r| r.total).await?;
+    let items = rows
+        .into_iter()
+        .map(|r| to_wire(r.row, Some(r.active_members)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| internal(caller, &e))?;
+    Ok((items, total))
 }
 
 /// One ClusterTenant.

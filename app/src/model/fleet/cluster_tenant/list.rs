@@ -143,11 +143,39 @@ impl ListQuery {
     }
 }
 
+/// A customer as a row of the list shows it: only what the table's columns need (a whole
+/// [`ClusterTenant`] per row cost the page a quarter of its server time in reading columns it
+/// never shows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterTenantSummary {
+    /// Name.
+    pub name: String,
+    /// Display name.
+    pub display_name: String,
+    /// Tier.
+    pub isolation_tier: IsolationTier,
+    /// Observed phase.
+    pub phase: Phase,
+    /// Observed status message.
+    pub message: Option<String>,
+    /// Seat cap; `None` = uncapped.
+    pub seat_cap: Option<i32>,
+    /// Active members (seats in use).
+    pub seats_used: i64,
+    /// What deletion does with the database.
+    pub termination_policy: TerminationPolicy,
+    /// Scaled to zero, sign-ins blocked.
+    pub suspended: bool,
+    /// Creation time.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// One page of the list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterTenantPage {
     /// The rows.
-    pub items: Vec<ClusterTenant>,
+    pub items: Vec<ClusterTenantSummary>,
     /// Rows matching the filter, on all pages.
     pub total: i64,
     /// The query that produced the page.

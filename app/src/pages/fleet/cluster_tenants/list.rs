@@ -14,7 +14,7 @@ use crate::{
         layout::PageHeader,
         table::{EmptyState, Pagination, SortHeader},
     },
-    model::fleet::cluster_tenant::{ClusterTenant, ClusterTenantPage, IsolationTier, ListQuery, Phase, SortBy},
+    model::fleet::cluster_tenant::{ClusterTenantPage, ClusterTenantSummary, IsolationTier, ListQuery, Phase, SortBy},
 };
 
 /// The customers list page.
@@ -153,24 +153,22 @@ fn ListBody(page: ClusterTenantPage) -> impl IntoView {
 }
 
 #[component]
-fn Row(ct: ClusterTenant, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+fn Row(ct: ClusterTenantSummary, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
     let href = format!("/cluster-tenants/{}", ct.name);
-    let seats = match (ct.seats_used, ct.seat_cap) {
-        (Some(used), Some(cap)) => format!("{used} / {cap}"),
-        (Some(used), None) => format!("{used} / ∞"),
-        (None, Some(cap)) => format!("– / {cap}"),
-        (None, None) => "–".into(),
+    let seats = match ct.seat_cap {
+        Some(cap) => format!("{} / {cap}", ct.seats_used),
+        None => format!("{} / ∞", ct.seats_used),
     };
     view! {
         <tr>
             <td>
-                <a href=href class="mono">{ct.name.clone()}</a>
+                <a href=href class="mono">{ct.name}</a>
             </td>
-            <td>{ct.display_name.clone()}</td>
+            <td>{ct.display_name}</td>
             <td>{ct.isolation_tier.label()}</td>
             <td>
-                <PhaseBadge phase=ct.status.phase />
-                {ct.status.message.clone().map(|m| view! { <span class="cell-note">{m}</span> })}
+                <PhaseBadge phase=ct.phase />
+                {ct.message.map(|m| view! { <span class="cell-note">{m}</span> })}
             </td>
             <td class="num">{seats}</td>
             <td>
