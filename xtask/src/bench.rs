@@ -182,7 +182,7 @@ fn migration_figures(binary: &Path, pg: &LocalPostgres) -> Result<(u64, f64, f64
     fs::write(&key_file, base64(&key)).map_err(|e| format!("writing the key: {e}"))?;
     let migrate = |phase: &str| -> Result<f64> {
         let started = Instant::now();
-        let out = Command::new(binary)
+        let out = shipped(binary)?
             .args(["migrate-shared", "--phase", phase, "--source-url", &pg.url("shared_source")])
             .args(["--fleet-database-url", &pg.url("migration_fleet"), "--silo-server-url", &pg.url("postgres")])
             .arg("--credentials-key-file")
@@ -237,6 +237,20 @@ struct SiloFigures {
     users_page: (u64, u64),
 }
 
+/// A command running `binary` as the image runs it: with the `GLIBC_TUNABLES` of the
+/// Dockerfile's `ENV` (read from there, so the bench measures the allocator settings that ship).
+fn shipped(binary: &Path) -> Result<Command> {
+    let dockerfile =
+        fs::read_to_string(root().join("Dockerfile")).map_err(|e| format!("reading the Dockerfile: {e}"))?;
+    let tunables = dockerfile
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("GLIBC_TUNABLES="))
+        .ok_or("the Dockerfile's ENV sets no GLIBC_TUNABLES")?;
+    let mut command = Command::new(binary);
+    command.env("GLIBC_TUNABLES", tunables);
+    Ok(command)
+}
+
 /// Starts a release clustertenant-manager for customer `acme` on database `silo`, standalone,
 /// with the development identity; with `log_to`, every SQL statement is logged there.
 fn start_silo(
@@ -252,7 +266,7 @@ fn start_silo(
         None => Stdio::null(),
     };
     let started = Instant::now();
-    let child = Command::new(binary)
+    let child = shipped(binary)?
         .args(["clustertenant-manager", "--cluster-tenant", "acme", "--bind", "127.0.0.1"])
         .args(["--port", &port.to_string(), "--dev-identity", "true", "--database-url", &pg.url("silo")])
         .env("LEPTOS_SITE_ROOT", site)
@@ -370,7 +384,7 @@ fn wrk_at(url: &str, connections: u32) -> Result<Wrk> {
 fn start_fleet(binary: &Path, site: &Path, pg: &LocalPostgres, provisioner: &str) -> Result<(Server, u16)> {
     let port =
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
-    let child = Command::new(binary)
+    let child = shipped(binary)?
         .args(["fleet-manager", "--bind", "127.0.0.1", "--port", &port.to_string(), "--dev-identity", "true"])
         .args(["--database-url", &pg.url("bench"), "--provisioner", provisioner])
         .env("LEPTOS_SITE_ROOT", site)
