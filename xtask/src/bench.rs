@@ -6,6 +6,8 @@
 //!   list) and of one with an island (the new-customer form), as a browser accepting gzip that
 //!   keeps the `immutable` hashed files gets them;
 //! - the fleet-manager's resident memory after start-up, idle, and after the load;
+//! - how much of `server/symbol-order.txt` (the release link's function order, see
+//!   `server/build.rs`) the binary still matches;
 //! - the silo manager (standalone, its own database): time from exec to ready, resident memory
 //!   idle, after the load and 10 s later, its groups, users and policies routes under `wrk` at
 //!   c=10 with the SQL statements one request runs (counted from its own statement log), and the
@@ -86,7 +88,7 @@ fn memory(pid: u32) -> Memory {
     Memory { rss_kib: field("VmRSS:"), anon_kib: field("RssAnon:") }
 }
 
-struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -95,7 +97,7 @@ impl Drop for Server {
     }
 }
 
-fn psql(pg: &LocalPostgres, db: &str, sql: &str) -> Result {
+pub(crate) fn psql(pg: &LocalPostgres, db: &str, sql: &str) -> Result {
     let psql = Binaries::discover().map_err(|e| e.to_string())?.bindir().join("psql");
     let out = Command::new(psql)
         .arg(pg.url(db))
@@ -240,15 +242,42 @@ struct SiloFigures {
 /// A command running `binary` as the image runs it: with the `GLIBC_TUNABLES` of the
 /// Dockerfile's `ENV` (read from there, so the bench measures the allocator settings that ship).
 fn shipped(binary: &Path) -> Result<Command> {
+    let mut command = Command::new(binary);
+    command.env("GLIBC_TUNABLES", image_tunables()?);
+    Ok(command)
+}
+
+/// The `GLIBC_TUNABLES` the Dockerfile's `ENV` sets.
+pub(crate) fn image_tunables() -> Result<String> {
     let dockerfile =
         fs::read_to_string(root().join("Dockerfile")).map_err(|e| format!("reading the Dockerfile: {e}"))?;
-    let tunables = dockerfile
+    dockerfile
         .split_whitespace()
-        .find_map(|word| word.strip_prefix("GLIBC_TUNABLES="))
-        .ok_or("the Dockerfile's ENV sets no GLIBC_TUNABLES")?;
-    let mut command = Command::new(binary);
-    command.env("GLIBC_TUNABLES", tunables);
-    Ok(command)
+        .find_map(|word| word.strip_prefix("GLIBC_TUNABLES=").map(str::to_owned))
+        .ok_or_else(|| "the Dockerfile's ENV sets no GLIBC_TUNABLES".into())
+}
+
+/// A clustertenant-manager's arguments: customer `acme`, standalone with the development
+/// identity, on `port` and the database at `url`.
+pub(crate) fn silo_args(port: u16, url: &str) -> Vec<String> {
+    let args = ["clustertenant-manager", "--cluster-tenant", "acme", "--bind", "127.0.0.1", "--port"];
+    let rest = ["--dev-identity", "true", "--database-url", url];
+    args.iter().map(|a| (*a).to_owned()).chain([port.to_string()]).chain(rest.map(str::to_owned)).collect()
+}
+
+/// A fleet-manager's arguments: on `port` with the development identity, the database at `url`
+/// and `provisioner`.
+pub(crate) fn fleet_args(port: u16, url: &str, provisioner: &str) -> Vec<String> {
+    ["fleet-manager", "--bind", "127.0.0.1", "--port", &port.to_string(), "--dev-identity", "true"]
+        .into_iter()
+        .chain(["--database-url", url, "--provisioner", provisioner])
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A free loopback port.
+pub(crate) fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port())
 }
 
 /// Starts a release clustertenant-manager for customer `acme` on database `silo`, standalone,
@@ -259,16 +288,14 @@ fn start_silo(
     pg: &LocalPostgres,
     log_to: Option<&Path>,
 ) -> Result<(Server, u16, Duration)> {
-    let port =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
+    let port = free_port()?;
     let stdout = match log_to {
         Some(path) => Stdio::from(fs::File::create(path).map_err(|e| e.to_string())?),
         None => Stdio::null(),
     };
     let started = Instant::now();
     let child = shipped(binary)?
-        .args(["clustertenant-manager", "--cluster-tenant", "acme", "--bind", "127.0.0.1"])
-        .args(["--port", &port.to_string(), "--dev-identity", "true", "--database-url", &pg.url("silo")])
+        .args(silo_args(port, &pg.url("silo")))
         .env("LEPTOS_SITE_ROOT", site)
         .env("RUST_LOG", if log_to.is_some() { "error,sqlx::query=debug" } else { "error" })
         .env("NO_COLOR", "1")
@@ -287,9 +314,9 @@ fn start_silo(
     Ok((server, port, started.elapsed()))
 }
 
-/// The silo manager's figures: start time, memory idle/loaded/after, its list routes under wrk
-/// with the statements each request runs, and the `/users` page's bytes on the wire.
-fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFigures> {
+/// Creates database `silo`, migrated, with `SILO_USERS` users, `SILO_GROUPS` groups with
+/// members and as many access policies.
+pub(crate) fn seed_silo(binary: &Path, pg: &LocalPostgres) -> Result {
     psql(pg, "postgres", "CREATE DATABASE silo")?;
     crate::run(Command::new(binary).args(["migrate", "--schema", "silo", "--database-url", &pg.url("silo")]))?;
     psql(
@@ -299,11 +326,21 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
             "INSERT INTO tenants (name, display_name, email, subject)              SELECT 'u' || i, 'User ' || i, 'u' || i || '@acme.test', 's-u' || i FROM generate_series(1, {SILO_USERS}) i;              INSERT INTO groups (name, scope) SELECT 'team-' || i, 'team' FROM generate_series(1, {SILO_GROUPS}) i;              INSERT INTO group_members (group_id, tenant)              SELECT g.id, 'u' || (1 + (i * 7 + length(g.name)) % {SILO_USERS}) FROM groups g, generate_series(1, 20) i              ON CONFLICT DO NOTHING;              INSERT INTO access_policies (name) SELECT 'policy-' || i FROM generate_series(1, {SILO_GROUPS}) i; ANALYZE;"
         ),
     )?;
-    let routes = [
-        ("GET /api/v1/groups (10 groups, members)", "/api/v1/groups"),
-        ("GET /api/v1/tenants (200 users, groups)", "/api/v1/tenants"),
-        ("GET /api/v1/policies (10 policies)", "/api/v1/policies"),
-    ];
+    Ok(())
+}
+
+/// The silo's REST list routes the bench measures: label and path.
+pub(crate) const SILO_ROUTES: [(&str, &str); 3] = [
+    ("GET /api/v1/groups (10 groups, members)", "/api/v1/groups"),
+    ("GET /api/v1/tenants (200 users, groups)", "/api/v1/tenants"),
+    ("GET /api/v1/policies (10 policies)", "/api/v1/policies"),
+];
+
+/// The silo manager's figures: start time, memory idle/loaded/after, its list routes under wrk
+/// with the statements each request runs, and the `/users` page's bytes on the wire.
+fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFigures> {
+    seed_silo(binary, pg)?;
+    let routes = SILO_ROUTES;
     // The statements one request runs, from a manager that logs every one.
     let log = target_dir().join("xtask/bench-silo-queries.log");
     let mut statements = Vec::new();
@@ -382,11 +419,9 @@ fn wrk_at(url: &str, connections: u32) -> Result<Wrk> {
 
 /// Starts the release fleet-manager on the bench database with `provisioner`, ready.
 fn start_fleet(binary: &Path, site: &Path, pg: &LocalPostgres, provisioner: &str) -> Result<(Server, u16)> {
-    let port =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
+    let port = free_port()?;
     let child = shipped(binary)?
-        .args(["fleet-manager", "--bind", "127.0.0.1", "--port", &port.to_string(), "--dev-identity", "true"])
-        .args(["--database-url", &pg.url("bench"), "--provisioner", provisioner])
+        .args(fleet_args(port, &pg.url("bench"), provisioner))
         .env("LEPTOS_SITE_ROOT", site)
         .env("RUST_LOG", "error")
         .current_dir(root())
@@ -419,7 +454,7 @@ fn measure(port: u16, path: &str) -> Result<(f64, f64, f64, u64)> {
 /// The bytes of `path`'s response body as a browser that accepts gzip receives it (following a
 /// link of the site, so `Sec-Fetch-Site: same-origin`), and the body; `plain` asks for it
 /// uncompressed instead (to read the page).
-fn fetch(port: u16, path: &str, plain: bool) -> Result<(u64, String)> {
+pub(crate) fn fetch(port: u16, path: &str, plain: bool) -> Result<(u64, String)> {
     let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).map_err(|e| e.to_string())?;
     let encoding = if plain { "" } else { "Accept-Encoding: gzip\r\nSec-Fetch-Site: same-origin\r\n" };
     let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{encoding}Connection: close\r\n\r\n");
@@ -447,7 +482,7 @@ fn visit_bytes(port: u16, path: &str) -> Result<(u64, u64)> {
     Ok((first, page))
 }
 
-fn get_ok(port: u16, path: &str) -> bool {
+pub(crate) fn get_ok(port: u16, path: &str) -> bool {
     let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else { return false };
     let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     if std::io::Write::write_all(&mut stream, request.as_bytes()).is_err() {
@@ -475,6 +510,7 @@ pub fn run(_args: &[String]) -> Result {
     // Server.
     crate::run(release_cargo().args(["build", "--locked", "--release", "-p", "opencrane", "--bin", "opencrane"]))?;
     let binary = target_dir().join("release/opencrane");
+    let link_order = crate::link_order::matched(&binary);
     let pg_dir = target_dir().join("xtask/bench-postgres");
     let _ = fs::remove_dir_all(&pg_dir);
     let pg = LocalPostgres::start(&pg_dir).map_err(|e| e.to_string())?;
@@ -623,6 +659,13 @@ pub fn run(_args: &[String]) -> Result {
         silo.rss.1,
         silo.rss.2
     );
+    match link_order {
+        Some((found, listed)) => println!(
+            "link order          {found} of the {listed} functions `{}` lists are in the binary (the rest moved: `cargo xtask link-order` lists them anew)",
+            crate::link_order::ORDER_FILE
+        ),
+        None => println!("link order          not measured (`nm` from binutils reads the binary's symbols)"),
+    }
     println!(
         "silo routes, wrk {SILO_CONNECTIONS} connections x {SECONDS} s on loopback (the original's groups list: ~740 req/s, p50 ~12.6 ms, 2 statements):"
     );

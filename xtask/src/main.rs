@@ -6,6 +6,8 @@
 //!   separately) inside the builds they need
 //! - `bench`        release build, then bundle size, idle memory and list-page latency
 //! - `build [--release]`  the browser bundle (`target/site`) and the binary
+//! - `link-order`   record which functions each role runs (valgrind) into the release linker's
+//!   `server/symbol-order.txt`
 //! - `prepare`      regenerate the committed sqlx query metadata (`crates/*-db/.sqlx`)
 //!
 //! It bootstraps what the build needs (the wasm target, the `wasm-bindgen` CLI at the version
@@ -13,6 +15,7 @@
 //! on nothing but `std` and `opencrane-localpg`, so it compiles in seconds.
 
 mod bench;
+mod link_order;
 mod site;
 mod tasks;
 
@@ -39,15 +42,17 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("build") => tasks::build(args.iter().any(|a| a == "--release")),
         Some("prepare") => tasks::prepare(),
+        Some("link-order") => link_order::run(),
         Some("crds") => tasks::crds(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev [ARGS…] | test [--skip-e2e] | bench | build [--release] | prepare | crds>\n\n\
+                "usage: cargo xtask <dev [ARGS…] | test [--skip-e2e] | bench | build [--release] | prepare | link-order | crds>\n\n\
                  dev      run the product locally (fleet on http://127.0.0.1:3000, a demo silo beside it)\n\
                  test     every check CI runs\n\
                  bench    bundle size, idle memory and list-page latency (release build)\n\
                  build    the browser bundle and the binary\n\
                  prepare  regenerate the committed sqlx query metadata\n\
+                 link-order  record the functions each role runs for the release link (valgrind)\n\
                  crds     regenerate the CRD YAML the charts carry"
             );
             return ExitCode::from(2);
