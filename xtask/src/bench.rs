@@ -275,6 +275,16 @@ pub(crate) fn fleet_args(port: u16, url: &str, provisioner: &str) -> Vec<String>
         .collect()
 }
 
+/// `cmd` set up to run a manager for the bench: the site at `site`, errors logged to our stderr,
+/// from the repository root.
+pub(crate) fn as_server<'c>(cmd: &'c mut Command, site: &Path) -> &'c mut Command {
+    cmd.env("LEPTOS_SITE_ROOT", site)
+        .env("RUST_LOG", "error")
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+}
+
 /// A free loopback port.
 pub(crate) fn free_port() -> Result<u16> {
     Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port())
@@ -420,13 +430,7 @@ fn wrk_at(url: &str, connections: u32) -> Result<Wrk> {
 /// Starts the release fleet-manager on the bench database with `provisioner`, ready.
 fn start_fleet(binary: &Path, site: &Path, pg: &LocalPostgres, provisioner: &str) -> Result<(Server, u16)> {
     let port = free_port()?;
-    let child = shipped(binary)?
-        .args(fleet_args(port, &pg.url("bench"), provisioner))
-        .env("LEPTOS_SITE_ROOT", site)
-        .env("RUST_LOG", "error")
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+    let child = as_server(shipped(binary)?.args(fleet_args(port, &pg.url("bench"), provisioner)), site)
         .spawn()
         .map_err(|e| format!("starting the server: {e}"))?;
     let server = Server(child);

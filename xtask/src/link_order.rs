@@ -153,17 +153,14 @@ pub fn run() -> Result {
 /// each of its paths and the static files its pages link three times; returns the profile.
 fn profile(binary: &Path, site: &Path, role: &Role, work: &Path, serve: bool) -> Result<String> {
     let out = work.join(format!("{}-{}.callgrind", role.label, if serve { "served" } else { "idle" }));
-    let child = Command::new("valgrind")
+    let mut valgrind = Command::new("valgrind");
+    valgrind
         .args(["--tool=callgrind", "--demangle=no", "--dump-instr=no", "--quiet"])
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(binary)
         .args(&role.args)
-        .env("GLIBC_TUNABLES", bench::image_tunables()?)
-        .env("LEPTOS_SITE_ROOT", site)
-        .env("RUST_LOG", "error")
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        .env("GLIBC_TUNABLES", bench::image_tunables()?);
+    let child = bench::as_server(&mut valgrind, site)
         .spawn()
         .map_err(|e| format!("starting the {} manager under valgrind: {e}", role.label))?;
     let server = Server(child);
