@@ -12,6 +12,7 @@ pub mod dev;
 pub mod ensure_secret;
 pub mod fleet;
 pub mod http;
+pub mod idle;
 pub mod links;
 pub mod metrics;
 pub mod migrate_shared;

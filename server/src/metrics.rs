@@ -45,10 +45,30 @@ static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 /// `opencrane dev` serves the fleet and its silos in one process).
 static SOURCES: Mutex<Vec<(Role, PgPool)>> = Mutex::new(Vec::new());
 
+/// How often the recorder folds the durations recorded since into its histograms' buckets.
+const UPKEEP_PERIOD: Duration = Duration::from_secs(5);
+
 /// The process's recorder, installed on first use. If another recorder was installed first
 /// (nothing in this binary does), the series render empty rather than failing the process.
+///
+/// Installed inside the runtime, it keeps itself: the recorder holds every duration recorded
+/// until its upkeep folds them into the buckets, and `install_recorder` leaves running that
+/// upkeep to the caller. Run only at each scrape, a process nobody scraped kept 8 bytes per
+/// request for good (about 1 MB after the bench's load of a silo).
 pub fn handle() -> &'static PrometheusHandle {
     HANDLE.get_or_init(|| {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async {
+                let mut tick = tokio::time::interval(UPKEEP_PERIOD);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    if let Some(handle) = HANDLE.get() {
+                        handle.run_upkeep();
+                    }
+                }
+            });
+        }
         let builder = PrometheusBuilder::new();
         let builder = match builder.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS) {
             Ok(b) => b,

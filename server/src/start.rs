@@ -229,7 +229,10 @@ pub async fn serve_on(
     tracing::info!(role = role.as_str(), %addr, "listening");
     let pool = state.pool.clone();
     crate::metrics::register(role, &pool);
-    let served = http::serve(listener, http::router(state, auth), shutdown).await.context("serving HTTP");
+    let activity = crate::idle::Activity::default();
+    tokio::spawn(crate::idle::give_back_when_quiet(pool.clone(), activity.clone(), crate::idle::PERIOD));
+    let router = activity.count_requests(http::router(state, auth));
+    let served = http::serve(listener, router, shutdown).await.context("serving HTTP");
     crate::metrics::unregister(&pool);
     served?;
     pool.close().await;

@@ -9,7 +9,8 @@
 //! - how much of `server/symbol-order.txt` (the release link's function order, see
 //!   `server/build.rs`) the binary still matches;
 //! - the silo manager (standalone, its own database): time from exec to ready, resident memory
-//!   idle, after the load and 10 s later, its groups, users and policies routes under `wrk` at
+//!   idle (after start, and after one request of each route and page), after the load and 10 s
+//!   later, its groups, users and policies routes under `wrk` at
 //!   c=10 with the SQL statements one request runs (counted from its own statement log), and the
 //!   `/users` page's bytes on the wire — beside the original's figures on this machine;
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
@@ -231,8 +232,9 @@ type Wrk = (f64, f64, f64, u64);
 struct SiloFigures {
     /// From exec to `/readyz` answering 200.
     start: Duration,
-    /// RSS after start, idle; right after the load; 10 s later.
-    rss: (Memory, Memory, Memory),
+    /// Memory after start, idle; idle after one request of each route and page; right after the
+    /// load; 10 s later.
+    rss: [Memory; 4],
     /// Per route: its label, wrk's figures, and the SQL statements one request runs.
     routes: Vec<(&'static str, Wrk, usize)>,
     /// Bytes on the wire, first and repeat visit, of `/users`.
@@ -370,11 +372,16 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     let (server, port, start) = start_silo(binary, site, pg, None)?;
     thread::sleep(Duration::from_secs(2));
     let idle = memory(server.0.id());
-    let mut measured = Vec::new();
-    for ((label, path), count) in routes.into_iter().zip(statements) {
+    // One request of each: the code they run is mapped from then on, the first connection open.
+    for path in routes.iter().map(|(_, path)| *path).chain(["/users"]) {
         if !get_ok(port, path) {
             return Err(format!("{path} did not answer 200"));
         }
+    }
+    thread::sleep(Duration::from_secs(5));
+    let warm = memory(server.0.id());
+    let mut measured = Vec::new();
+    for ((label, path), count) in routes.into_iter().zip(statements) {
         let url = format!("http://127.0.0.1:{port}{path}");
         let _ = Command::new("wrk").args(["-t1", "-c4", "-d2s", &url]).output();
         measured.push((label, wrk_at(&url, SILO_CONNECTIONS)?, count));
@@ -386,7 +393,7 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     let loaded = memory(server.0.id());
     thread::sleep(Duration::from_secs(10));
     let after = memory(server.0.id());
-    Ok(SiloFigures { start, rss: (idle, loaded, after), routes: measured, users_page })
+    Ok(SiloFigures { start, rss: [idle, warm, loaded, after], routes: measured, users_page })
 }
 
 /// One wrk run: (p50 ms, p99 ms, requests/s, non-2xx count).
@@ -657,11 +664,12 @@ pub fn run(_args: &[String]) -> Result {
     );
     println!("    (provisioning on, no cluster: {attempted} customers had failed a reconcile by the end)");
     println!(
-        "silo manager        ready {} ms after exec (the original: ~900 ms);  RSS {} idle, {} after the load, {} 10 s later (the original: ~145 MiB idle)",
+        "silo manager        ready {} ms after exec (the original: ~900 ms);  RSS {} idle, {} idle after one request of each route, {} after the load, {} 10 s later (the original: ~145 MiB idle)",
         silo.start.as_millis(),
-        silo.rss.0,
-        silo.rss.1,
-        silo.rss.2
+        silo.rss[0],
+        silo.rss[1],
+        silo.rss[2],
+        silo.rss[3]
     );
     match link_order {
         Some((found, listed)) => println!(

@@ -175,6 +175,24 @@ pub fn connect_lazy(url: &str, settings: &PoolSettings) -> Result<PgPool, sqlx::
         .connect_lazy_with(options))
 }
 
+/// Closes idle connections until at most `keep` are left; answers how many it closed.
+///
+/// sqlx hands out its idle connections first in, first out, so even a trickle of requests (a
+/// readiness probe every few seconds) touches every connection in turn and its `idle_timeout`
+/// never fires: a pool a burst grew to ten stays at ten, each holding its buffers and statement
+/// cache here and a backend process in Postgres. Connections in use are never touched; a request
+/// that needs more than `keep` afterwards opens them again.
+pub async fn close_idle(pool: &PgPool, keep: usize) -> usize {
+    let mut closed = 0;
+    while pool.num_idle() > keep {
+        let Some(conn) = pool.try_acquire() else { break };
+        // The connection is gone from the pool either way; a failed goodbye changes nothing.
+        let _ = conn.close().await;
+        closed += 1;
+    }
+    closed
+}
+
 /// Applies the embedded migrations of `schema`.
 ///
 /// Runs under Postgres' advisory lock (sqlx's default), so replicas starting together apply them

@@ -170,3 +170,45 @@ async fn list_queries_are_planned_for_their_parameters_on_every_run(pool: PgPool
     let mode: String = sqlx::query_scalar("SHOW plan_cache_mode").fetch_one(&mut *conn).await.unwrap();
     assert_eq!(mode, "force_custom_plan", "the server's sessions plan every run for its parameters");
 }
+
+/// A burst's connections are closed once requests stop, one kept; while requests keep coming none
+/// is. (`give_back_when_quiet` with a short period; the server runs it every two seconds.)
+#[sqlx::test(migrations = false)]
+async fn a_quiet_server_closes_the_connections_a_burst_opened(pool: PgPool) {
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let database = pool.connect_options().get_database().unwrap().to_owned();
+    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    let server = opencrane_db::connect_lazy(&url, &opencrane_db::PoolSettings::default()).unwrap();
+    let mut burst = Vec::new();
+    for _ in 0..5 {
+        burst.push(server.acquire().await.unwrap());
+    }
+    drop(burst);
+    // A dropped connection goes back to the pool from a task of its own.
+    for _ in 0..100 {
+        if server.num_idle() == 5 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!((server.size(), server.num_idle()), (5, 5));
+
+    let activity = opencrane::idle::Activity::default();
+    let period = std::time::Duration::from_millis(200);
+    let task = tokio::spawn(opencrane::idle::give_back_when_quiet(server.clone(), activity.clone(), period));
+    for _ in 0..30 {
+        activity.record();
+        tokio::time::sleep(period / 10).await;
+    }
+    assert_eq!(server.size(), 5, "nothing is closed while requests keep coming");
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while server.size() > 1 {
+        assert!(std::time::Instant::now() < deadline, "the pool still holds {} connections", server.size());
+        tokio::time::sleep(period).await;
+    }
+    assert_eq!(server.num_idle(), 1, "one connection is kept for the next request");
+    sqlx::query("SELECT 1").execute(&server).await.unwrap();
+    server.close().await;
+    tokio::time::timeout(std::time::Duration::from_secs(5), task).await.unwrap().unwrap();
+}
