@@ -45,6 +45,8 @@ pub struct SiloSettings {
     /// On a cluster running Cilium: the access policies' domains also narrow the MCP gateway's
     /// egress (`opencrane_portal::egress`); otherwise the gateway alone enforces them.
     pub cilium_egress: bool,
+    /// The REST lists' kept answers (see [`crate::service::silo::kept`]).
+    pub kept_lists: std::sync::Arc<crate::service::silo::kept::KeptLists>,
 }
 
 /// What the silo portal needs beyond its database.

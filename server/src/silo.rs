@@ -143,6 +143,7 @@ pub fn silo_state(
             base_domain,
             portal: app::state::PortalRuntime::default(),
             cilium_egress: false,
+            kept_lists: std::sync::Arc::default(),
         }),
         sign_in,
         health: None,

@@ -11,7 +11,9 @@
 //! - the silo manager (standalone, its own database): time from exec to ready, resident memory
 //!   idle (after start, and after one request of each route and page), after the load and 10 s
 //!   later, its groups, users and policies routes under `wrk` at
-//!   c=10 with the SQL statements one request runs (counted from its own statement log), and the
+//!   c=10 — answered again from the kept answer (the same request over and over) and read afresh
+//!   (a request unlike any before, as after every change) — with the SQL statements one request
+//!   of each kind runs (counted from its own statement log), and the
 //!   `/users` page's bytes on the wire — beside the original's figures on this machine;
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
 //!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
@@ -235,8 +237,9 @@ struct SiloFigures {
     /// Memory after start, idle; idle after one request of each route and page; right after the
     /// load; 10 s later.
     rss: [Memory; 4],
-    /// Per route: its label, wrk's figures, and the SQL statements one request runs.
-    routes: Vec<(&'static str, Wrk, usize)>,
+    /// Per route: its label, wrk's figures answered again and read afresh, and the SQL
+    /// statements one request of each runs.
+    routes: Vec<(&'static str, [Wrk; 2], [usize; 2])>,
     /// Bytes on the wire, first and repeat visit, of `/users`.
     users_page: (u64, u64),
 }
@@ -359,14 +362,19 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     {
         let (_server, port, _) = start_silo(binary, site, pg, Some(&log))?;
         thread::sleep(Duration::from_secs(1));
+        let logged = || fs::read_to_string(&log).map(|l| l.matches("db.statement=").count()).map_err(|e| e.to_string());
         for (_, path) in routes {
-            let before = fs::read_to_string(&log).map_err(|e| e.to_string())?.matches("db.statement=").count();
-            if !get_ok(port, path) {
-                return Err(format!("{path} did not answer 200"));
+            // The first request reads the list afresh, the second is answered from it.
+            let mut counts = [0; 2];
+            for count in &mut counts {
+                let before = logged()?;
+                if !get_ok(port, path) {
+                    return Err(format!("{path} did not answer 200"));
+                }
+                thread::sleep(Duration::from_millis(300));
+                *count = logged()? - before;
             }
-            thread::sleep(Duration::from_millis(300));
-            let after = fs::read_to_string(&log).map_err(|e| e.to_string())?.matches("db.statement=").count();
-            statements.push(after - before);
+            statements.push([counts[0], counts[1]]);
         }
     }
     let (server, port, start) = start_silo(binary, site, pg, None)?;
@@ -381,10 +389,14 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     thread::sleep(Duration::from_secs(5));
     let warm = memory(server.0.id());
     let mut measured = Vec::new();
+    let fresh = target_dir().join("xtask/bench-fresh.lua");
+    fs::write(&fresh, FRESH_REQUESTS).map_err(|e| format!("writing {}: {e}", fresh.display()))?;
     for ((label, path), count) in routes.into_iter().zip(statements) {
         let url = format!("http://127.0.0.1:{port}{path}");
         let _ = Command::new("wrk").args(["-t1", "-c4", "-d2s", &url]).output();
-        measured.push((label, wrk_at(&url, SILO_CONNECTIONS)?, count));
+        let again = wrk_at(&url, SILO_CONNECTIONS, None)?;
+        let afresh = wrk_at(&url, SILO_CONNECTIONS, Some(&fresh))?;
+        measured.push((label, [again, afresh], count));
     }
     if !get_ok(port, "/users") {
         return Err("/users did not answer 200".into());
@@ -396,16 +408,39 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     Ok(SiloFigures { start, rss: [idle, warm, loaded, after], routes: measured, users_page })
 }
 
+/// A wrk script making every request unlike any before (a query parameter the routes ignore,
+/// unique per thread and request), so a list route never answers from a kept answer: the figure
+/// of a list read after every change.
+const FRESH_REQUESTS: &str = r#"
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+local n = 0
+function request()
+  n = n + 1
+  local sep = string.find(wrk.path, "?", 1, true) and "&" or "?"
+  return wrk.format(nil, wrk.path .. sep .. "fresh=" .. id .. "-" .. n)
+end
+"#;
+
 /// One wrk run: (p50 ms, p99 ms, requests/s, non-2xx count).
 fn wrk(url: &str) -> Result<Wrk> {
-    wrk_at(url, CONNECTIONS)
+    wrk_at(url, CONNECTIONS, None)
 }
 
-/// One wrk run at `connections` (two threads; one for a single connection).
-fn wrk_at(url: &str, connections: u32) -> Result<Wrk> {
+/// One wrk run at `connections` (two threads; one for a single connection), with `script`'s
+/// requests if given.
+fn wrk_at(url: &str, connections: u32, script: Option<&Path>) -> Result<Wrk> {
     let threads = connections.clamp(1, 2);
-    let out = Command::new("wrk")
-        .args([&format!("-t{threads}"), &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency", url])
+    let mut command = Command::new("wrk");
+    command.args([&format!("-t{threads}"), &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency"]);
+    if let Some(script) = script {
+        command.arg("-s").arg(script);
+    }
+    let out = command
+        .arg(url)
         .output()
         .map_err(|e| format!("wrk is needed for the latency figures (Debian: apt-get install wrk): {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -596,7 +631,7 @@ pub fn run(_args: &[String]) -> Result {
     // A search's server time: one request at a time, so nothing queues (loopback included).
     let mut alone = Vec::new();
     for (label, path) in scenarios.iter().filter(|(_, path)| path.contains("q=")) {
-        alone.push((*label, wrk_at(&format!("http://127.0.0.1:{port}{path}"), 1)?));
+        alone.push((*label, wrk_at(&format!("http://127.0.0.1:{port}{path}"), 1, None)?));
     }
     let visits = [
         ("customers list (no island)", visit_bytes(port, "/cluster-tenants")?),
@@ -681,10 +716,14 @@ pub fn run(_args: &[String]) -> Result {
     println!(
         "silo routes, wrk {SILO_CONNECTIONS} connections x {SECONDS} s on loopback (the original's groups list: ~740 req/s, p50 ~12.6 ms, 2 statements):"
     );
-    for (label, (p50, p99, rps, errors), statements) in &silo.routes {
-        println!(
-            "  {label:<44} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   {statements} SQL statements per request   non-2xx {errors}"
-        );
+    for (label, figures, statements) in &silo.routes {
+        for (kind, (p50, p99, rps, errors), statements) in
+            [("answered again", figures[0], statements[1]), ("read afresh", figures[1], statements[0])]
+        {
+            println!(
+                "  {label:<44} {kind:<14} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   {statements} SQL statements per request   non-2xx {errors}"
+            );
+        }
     }
     println!(
         "bytes on the wire  {:<32} first visit {}, repeat visit {}",

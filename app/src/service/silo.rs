@@ -9,6 +9,7 @@ pub mod access;
 pub mod budgets;
 pub mod byok;
 pub mod groups;
+pub mod kept;
 pub mod models;
 pub mod overview;
 pub mod policies;

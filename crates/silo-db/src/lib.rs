@@ -7,6 +7,7 @@
 pub mod access_tokens;
 pub mod budgets;
 pub mod credentials_keys;
+pub mod generation;
 pub mod grants;
 pub mod groups;
 pub mod litellm;

@@ -421,3 +421,84 @@ mod portal {
         assert!(s.ok && s.finished_at.is_some() && s.repaired == 1);
     }
 }
+
+mod data_generation {
+    //! The data generation's trigger contract, which the manager's kept list answers rely on.
+
+    use sqlx::PgPool;
+
+    use crate::generation;
+
+    async fn now(pool: &PgPool) -> uuid::Uuid {
+        generation::current(pool).await.unwrap().expect("the generation row exists")
+    }
+
+    /// Every committed write to a table the cached lists read changes the generation (insert,
+    /// update, delete, truncate, whoever writes it); reads, writes elsewhere and rolled-back
+    /// writes do not.
+    #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+    async fn every_committed_write_to_a_listed_table_changes_the_generation(pool: PgPool) {
+        let writes = [
+            "INSERT INTO tenants (name, display_name, email, subject) VALUES ('ana', 'Ana', 'ana@acme.test', 's-ana')",
+            "UPDATE tenants SET display_name = 'Ana B' WHERE name = 'ana'",
+            "INSERT INTO groups (name, scope) VALUES ('eng', 'team')",
+            "INSERT INTO group_members (group_id, tenant) SELECT id, 'ana' FROM groups",
+            "INSERT INTO access_policies (name) VALUES ('strict')",
+            "UPDATE tenants SET policy_ref = 'strict'",
+            "INSERT INTO budgets (level, tenant, currency, amount, period) VALUES ('user', 'ana', 'USD', 5, 'month')",
+            "INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext, applied)
+             VALUES ('ana', 'acme-ana', 'tok-1', '\\x00', '\\x00', '{}')",
+            "UPDATE litellm_keys SET synced_at = now()",
+            "TRUNCATE group_members",
+            "DELETE FROM budgets",
+            "DELETE FROM tenants",
+        ];
+        let mut seen = vec![now(&pool).await];
+        for write in writes {
+            sqlx::query(write).execute(&pool).await.unwrap_or_else(|e| panic!("{write}: {e}"));
+            let after = now(&pool).await;
+            assert!(!seen.contains(&after), "{write} left the generation as it was (or repeated one)");
+            seen.push(after);
+        }
+        let last = now(&pool).await;
+        sqlx::query("SELECT count(*) FROM tenants, groups").execute(&pool).await.unwrap();
+        sqlx::query("INSERT INTO audit_log (actor, action, target, outcome) VALUES ('ana', 'x', 'y', 'success')")
+            .execute(&pool)
+            .await
+            .unwrap();
+        assert_eq!(now(&pool).await, last, "reads and writes to other tables keep the generation");
+
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("INSERT INTO groups (name, scope) VALUES ('ops', 'team')").execute(&mut *tx).await.unwrap();
+        tx.rollback().await.unwrap();
+        assert_eq!(now(&pool).await, last, "a rolled-back write keeps the generation");
+    }
+
+    /// The generation and the write become visible in one commit: while a writer has not
+    /// committed, others read the old generation (and the old rows); and a writer bumps it at its
+    /// commit, not at its first statement, so two writers never wait on each other for it (one
+    /// commits while the other is still open — with the bump at the first statement, the second
+    /// writer's commit would wait for the first's; the timeout turns that wait into a failure).
+    #[sqlx::test(migrator = "opencrane_db::SILO_MIGRATOR")]
+    async fn the_generation_changes_at_commit_and_writers_do_not_wait_for_it(pool: PgPool) {
+        let before = now(&pool).await;
+        let mut first = pool.begin().await.unwrap();
+        sqlx::query("INSERT INTO groups (name, scope) VALUES ('eng', 'team')").execute(&mut *first).await.unwrap();
+        sqlx::query("INSERT INTO groups (name, scope) VALUES ('ops', 'team')").execute(&mut *first).await.unwrap();
+        assert_eq!(now(&pool).await, before, "an uncommitted write is not a new generation");
+
+        let second = async {
+            let mut tx = pool.begin().await.unwrap();
+            sqlx::query("INSERT INTO access_policies (name) VALUES ('strict')").execute(&mut *tx).await.unwrap();
+            tx.commit().await.unwrap();
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), second)
+            .await
+            .expect("a writer commits while another writer is open");
+        let between = now(&pool).await;
+        assert_ne!(between, before);
+        first.commit().await.unwrap();
+        let after = now(&pool).await;
+        assert!(after != between && after != before, "the open writer's commit is a generation too");
+    }
+}

@@ -322,7 +322,81 @@ async fn the_groups_list_costs_one_statement_whatever_the_number_of_groups(pool:
     assert!(groups.as_array().unwrap().iter().all(|g| g["members"] == json!(["ana", "bo"])), "{groups}");
     let log = logs.text();
     let statements = log.lines().filter(|l| l.contains("sqlx::query")).count();
-    assert_eq!(statements, 1, "the groups with their members — not one more per group: {log}");
+    // The data generation, then the groups with their members (the next request: the generation).
+    assert_eq!(statements, 2, "the groups with their members — not one more per group: {log}");
+}
+
+/// Issue 20: the users, groups and policies lists answer again from what they last sent — one
+/// statement, the data generation — until something they read changes, whether through a route
+/// or straight in the database on another connection; the answer kept keeps its headers; and a
+/// caller who may not read the lists is refused while an answer is kept.
+#[sqlx::test(migrations = false)]
+async fn kept_list_answers_follow_every_write_and_only_admins_get_them(pool: PgPool) {
+    use support::{browser, send_as, session_cookie};
+    let (db, app, _owner) = support::silo_with_otto_and_mia(&pool).await;
+    let ana = json!({ "name": "ana", "displayName": "Ana", "email": "ana@acme.test", "subject": "s-ana" });
+    assert_eq!(call(&app, Method::POST, "/api/v1/tenants", Some(ana)).await.status, StatusCode::CREATED);
+    let bo = json!({ "name": "bo", "displayName": "Bo", "email": "bo@acme.test", "subject": "s-bo" });
+    assert_eq!(call(&app, Method::POST, "/api/v1/tenants", Some(bo)).await.status, StatusCode::CREATED);
+
+    let paths =
+        ["/api/v1/tenants", "/api/v1/tenants?limit=1", "/api/v1/tenants?page=1", "/api/v1/groups", "/api/v1/policies"];
+    for path in paths {
+        let first = call(&app, Method::GET, path, None).await;
+        let (count, _) = statements(&app, path).await;
+        assert_eq!(count, 1, "{path}: answered again with the data generation alone");
+        let again = call(&app, Method::GET, path, None).await;
+        assert_eq!((again.status, &again.text), (StatusCode::OK, &first.text), "{path}");
+        for name in [header::CONTENT_TYPE.as_str(), "x-total-count", header::LINK.as_str()] {
+            assert_eq!(again.headers.get(name), first.headers.get(name), "{path}: {name}");
+        }
+    }
+    let kept = call(&app, Method::GET, "/api/v1/tenants?limit=1", None).await;
+    assert_eq!(kept.headers[header::LINK], "</api/v1/tenants?limit=1&offset=1>; rel=\"next\"");
+
+    let mia = browser(&session_cookie(&db, "mia", false, false).await);
+    let refused = send_as(&app, Method::GET, "/api/v1/tenants", None, &mia).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "a member is refused while an answer is kept: {}", refused.text);
+
+    // Writes on another connection than the manager's, each followed by the lists.
+    let users = || async { call(&app, Method::GET, "/api/v1/tenants", None).await.json() };
+    sqlx::query("UPDATE tenants SET display_name = 'Ana Direct' WHERE name = 'ana'").execute(&db).await.unwrap();
+    assert_eq!(users().await[0]["displayName"], "Ana Direct");
+    sqlx::query("INSERT INTO groups (name, scope) VALUES ('eng', 'team')").execute(&db).await.unwrap();
+    let groups = call(&app, Method::GET, "/api/v1/groups", None).await.json();
+    assert_eq!(groups[0]["name"], "eng", "{groups}");
+    sqlx::query("INSERT INTO group_members (group_id, tenant) SELECT id, 'ana' FROM groups")
+        .execute(&db)
+        .await
+        .unwrap();
+    assert_eq!(users().await[0]["groups"], json!(["eng"]));
+    assert_eq!(call(&app, Method::GET, "/api/v1/groups", None).await.json()[0]["members"], json!(["ana"]));
+    sqlx::query(
+        "INSERT INTO budgets (level, tenant, currency, amount, period) VALUES ('user', 'ana', 'USD', 5, 'month')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    assert_eq!(users().await[0]["ownLimit"], "5.00 USD per month");
+    sqlx::query(
+        "INSERT INTO litellm_keys (tenant, key_alias, token_id, nonce, ciphertext, applied)
+         VALUES ('bo', 'acme-bo', 'tok-1', '\\x00', '\\x00', '{\"blocked\": true}')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    assert_eq!(users().await[1]["key"]["blocked"], true);
+    sqlx::query("INSERT INTO access_policies (name) VALUES ('strict')").execute(&db).await.unwrap();
+    sqlx::query("UPDATE tenants SET policy_ref = 'strict' WHERE name = 'bo'").execute(&db).await.unwrap();
+    let policies = call(&app, Method::GET, "/api/v1/policies", None).await.json();
+    assert_eq!(policies[0]["usedBy"], json!(["bo"]), "{policies}");
+    sqlx::query("DELETE FROM tenants WHERE name = 'bo'").execute(&db).await.unwrap();
+    let window = call(&app, Method::GET, "/api/v1/tenants?limit=1", None).await;
+    assert_eq!((window.headers["x-total-count"].to_str().ok(), window.headers.get(header::LINK)), (Some("1"), None));
+    // And through a route.
+    let renamed = call(&app, Method::PUT, "/api/v1/tenants/ana", Some(json!({ "displayName": "Ana R" }))).await;
+    assert_eq!(renamed.status, StatusCode::OK, "{}", renamed.text);
+    assert_eq!(users().await[0]["displayName"], "Ana R");
 }
 
 /// `GET /api/v1/tenants` shows each user's groups, own limit and key as one user's route does,

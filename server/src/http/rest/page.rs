@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use app::error::AppError;
+use app::{error::AppError, service::silo::kept::KeptList};
 use axum::{
     Json,
     http::{HeaderValue, header},
@@ -67,7 +67,23 @@ impl Page {
         total: i64,
     ) -> Response {
         let shown = i64::try_from(items.len()).unwrap_or(i64::MAX);
-        let mut response = Json(items).into_response();
+        self.with_headers(path, params, Json(items).into_response(), shown, total)
+    }
+
+    /// [`Page::respond`] with a kept answer (its JSON as written when it was read).
+    pub fn respond_kept(self, path: &str, params: &HashMap<String, String>, list: &KeptList) -> Response {
+        let body = ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], list.body.clone());
+        self.with_headers(path, params, body.into_response(), list.shown, list.total)
+    }
+
+    fn with_headers(
+        self,
+        path: &str,
+        params: &HashMap<String, String>,
+        mut response: Response,
+        shown: i64,
+        total: i64,
+    ) -> Response {
         response.headers_mut().insert("x-total-count", total.into());
         if let Some(limit) = self.limit
             && self.offset.saturating_add(shown) < total

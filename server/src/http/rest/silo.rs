@@ -2,7 +2,7 @@
 //! `/tenants`, `/groups`, `/policies`, `/grants`, `/ai-budget`, `/models`, `/model-routing`,
 //! `/providers/credentials`. Every handler calls the same service function as the pages.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, future::Future};
 
 use app::{
     error::AppError,
@@ -11,7 +11,11 @@ use app::{
         Amount, ByokRequest, CredentialRequest, DefaultRequest, DeploymentRequest, FallbackRequest, GrantRequest,
         GroupRequest, LimitRequest, PolicyRequest, RouteTestRequest, SiloSettingsView, UserFilter, UserRequest,
     },
-    service::silo::{access, budgets, byok, groups, models, policies, tokens, users},
+    service::silo::{
+        access, budgets, byok, groups,
+        kept::{self, KeptList},
+        models, policies, tokens, users,
+    },
     state::{AppState, Caller},
 };
 use axum::{
@@ -25,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{
-    page::Page,
+    page::{Page, href},
     patch::{self, PatchRules},
 };
 use crate::http::error::{ApiError, ApiResult, JsonBody};
@@ -115,15 +119,39 @@ async fn list_tenants(
         suspended,
         page,
     };
+    let key = href("/tenants", &params, &[]);
     if page.is_some() {
         // `page=N` (50 a page, the console's own paging) is kept for scripts that use it.
-        let (users, total) = users::page(&state, &caller, filter).await.api(&caller)?;
-        let mut response = Json(users).into_response();
-        response.headers_mut().insert("x-total-count", total.into());
-        return Ok(response);
+        let read = async {
+            let (users, total) = users::page(&state, &caller, filter).await?;
+            KeptList::of(&caller, &users, total)
+        };
+        let list = kept::list(&state, &caller, &key, read).await.api(&caller)?;
+        return Ok(Page::default().respond_kept("/tenants", &params, &list));
     }
-    let (items, total) = users::window(&state, &caller, filter, window.limit, window.offset).await.api(&caller)?;
-    Ok(window.respond("/tenants", &params, items, total))
+    let read = async {
+        let (users, total) = users::window(&state, &caller, filter, window.limit, window.offset).await?;
+        KeptList::of(&caller, &users, total)
+    };
+    let list = kept::list(&state, &caller, &key, read).await.api(&caller)?;
+    Ok(window.respond_kept("/tenants", &params, &list))
+}
+
+/// A list route's answer from [`kept::list`]: `window` of what `read` returns whole.
+async fn kept_window<T: Serialize>(
+    state: &AppState,
+    caller: &Caller,
+    path: &str,
+    params: &HashMap<String, String>,
+    read: impl Future<Output = Result<Vec<T>, AppError>>,
+) -> Result<Response, ApiError> {
+    let window = Page::from_params(params).api(caller)?;
+    let read = async {
+        let (items, total) = window.slice(read.await?);
+        KeptList::of(caller, &items, total)
+    };
+    let list = kept::list(state, caller, &href(path, params, &[]), read).await.api(caller)?;
+    Ok(window.respond_kept(path, params, &list))
 }
 
 /// `POST /tenants` → 201 `{name, status: "created", …user}`.
@@ -199,9 +227,7 @@ async fn list_groups(
     caller: Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let page = Page::from_params(&params).api(&caller)?;
-    let (items, total) = page.slice(groups::list(&state, &caller).await.api(&caller)?);
-    Ok(page.respond("/groups", &params, items, total))
+    kept_window(&state, &caller, "/groups", &params, groups::list(&state, &caller)).await
 }
 
 async fn create_group(
@@ -244,9 +270,7 @@ async fn list_policies(
     caller: Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let page = Page::from_params(&params).api(&caller)?;
-    let (items, total) = page.slice(policies::list_policies(&state, &caller).await.api(&caller)?);
-    Ok(page.respond("/policies", &params, items, total))
+    kept_window(&state, &caller, "/policies", &params, policies::list_policies(&state, &caller)).await
 }
 
 async fn create_policy(
