@@ -17,6 +17,7 @@ pub mod audit;
 pub mod chart;
 pub mod csv;
 pub mod fleet;
+pub mod kept;
 pub mod sessions;
 pub mod silo;
 

@@ -28,6 +28,8 @@ pub struct FleetSettings {
     /// The migration from the original's shared database, when `OPENCRANE_SHARED_SOURCE_URL`
     /// is set.
     pub migration: Option<crate::service::fleet::migrations::MigrationRuntime>,
+    /// The customers list's kept pages (see [`crate::service::fleet::cluster_tenants::list`]).
+    pub kept_pages: std::sync::Arc<crate::service::kept::Kept<crate::model::fleet::cluster_tenant::ClusterTenantPage>>,
 }
 
 /// The clustertenant-manager's settings.
@@ -46,7 +48,7 @@ pub struct SiloSettings {
     /// egress (`opencrane_portal::egress`); otherwise the gateway alone enforces them.
     pub cilium_egress: bool,
     /// The REST lists' kept answers (see [`crate::service::silo::kept`]).
-    pub kept_lists: std::sync::Arc<crate::service::silo::kept::KeptLists>,
+    pub kept_lists: std::sync::Arc<crate::service::kept::Kept<crate::service::silo::kept::KeptList>>,
 }
 
 /// What the silo portal needs beyond its database.

@@ -33,8 +33,13 @@ DECLARE
 BEGIN
     FOREACH t IN ARRAY ARRAY['tenants', 'groups', 'group_members', 'access_policies', 'budgets', 'litellm_keys'] LOOP
         EXECUTE format(
-            'CREATE CONSTRAINT TRIGGER data_generation AFTER INSERT OR UPDATE OR DELETE ON %I
+            'CREATE CONSTRAINT TRIGGER data_generation AFTER INSERT OR DELETE ON %I
              DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_data_generation()', t);
+        -- An update that changes nothing (a loop writing what is already there) keeps it.
+        EXECUTE format(
+            'CREATE CONSTRAINT TRIGGER data_generation_update AFTER UPDATE ON %I
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*)
+             EXECUTE FUNCTION bump_data_generation()', t);
         -- TRUNCATE fires no row trigger (and a constraint trigger cannot be a statement's).
         EXECUTE format(
             'CREATE TRIGGER data_generation_truncate AFTER TRUNCATE ON %I

@@ -311,6 +311,7 @@ pub fn fleet_state(
             dns: None,
             platform_dns: None,
             migration: None,
+            kept_pages: std::sync::Arc::default(),
         }),
         sign_in,
         health: None,

@@ -7,6 +7,7 @@ use sqlx::PgPool;
 
 use crate::{
     audit::{self, AuditFilter, NewAuditEntry, escape_control},
+    generation,
     sessions::{self, SessionRow},
 };
 
@@ -139,3 +140,57 @@ fn escaping_is_visible_and_reversible_enough_to_read() {
     assert_eq!(escape_control("plain"), "plain");
     assert_eq!(escape_control("a\tb"), "a\\u{9}b");
 }
+
+/// A write to a table the kept answers read, as each schema has one (on the fleet a membership:
+/// new customers also count themselves in the tally, whose row two writers would share).
+async fn listed_write(pool: &PgPool, n: u32) -> String {
+    let fleet: bool =
+        sqlx::query_scalar("SELECT to_regclass('cluster_tenants') IS NOT NULL").fetch_one(pool).await.unwrap();
+    match fleet {
+        true => {
+            format!("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 's-{n}', 'member')")
+        }
+        false => format!("INSERT INTO groups (name, scope) VALUES ('team-{n}', 'team')"),
+    }
+}
+
+/// The generation and the write become visible in one commit: while a writer has not committed,
+/// others read the old generation; a writer changes it at its commit, not at its first statement,
+/// so two writers never wait on each other for it (one commits while the other is still open —
+/// with the change at the first statement, the second writer's commit would wait for the
+/// first's; the timeout turns that wait into a failure).
+async fn the_generation_changes_at_commit_and_writers_do_not_wait_for_it(pool: PgPool) {
+    let now = || async { generation::current(&pool).await.unwrap().expect("the generation row exists") };
+    let customers: bool =
+        sqlx::query_scalar("SELECT to_regclass('cluster_tenants') IS NOT NULL").fetch_one(&pool).await.unwrap();
+    if customers {
+        sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')")
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    let before = now().await;
+    let mut first = pool.begin().await.unwrap();
+    for n in 1..=2 {
+        sqlx::query(&listed_write(&pool, n).await).execute(&mut *first).await.unwrap();
+    }
+    assert_eq!(now().await, before, "an uncommitted write is not a new generation");
+
+    let second = async {
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query(&listed_write(&pool, 3).await).execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), second)
+        .await
+        .expect("a writer commits while another writer is open");
+    let between = now().await;
+    assert_ne!(between, before);
+    first.commit().await.unwrap();
+    let after = now().await;
+    assert!(after != between && after != before, "the open writer's commit is a generation too");
+}
+on_both_schemas!(
+    generation_changes_at_commit_on,
+    super::the_generation_changes_at_commit_and_writers_do_not_wait_for_it
+);

@@ -765,3 +765,51 @@ async fn joined<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) ->
     }
     out
 }
+
+mod data_generation {
+    //! Which of the fleet's tables the data generation follows (the kept customers pages rely on
+    //! it; what it is and when it changes: `opencrane-common-db`'s tests).
+
+    use sqlx::PgPool;
+
+    async fn now(pool: &PgPool) -> uuid::Uuid {
+        sqlx::query_scalar("SELECT generation FROM data_generation").fetch_one(pool).await.unwrap()
+    }
+
+    /// Every committed change to the customers or their memberships is a new generation; an
+    /// update that changes nothing (the reconciler writing the status it already wrote), reads
+    /// and writes elsewhere are not.
+    #[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+    async fn every_change_to_what_the_customers_list_reads_changes_the_generation(pool: PgPool) {
+        let writes = [
+            "INSERT INTO cluster_tenants (name, display_name) VALUES ('acme', 'Acme')",
+            "UPDATE cluster_tenants SET phase = 'ready', message = 'ready'",
+            "INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('acme', 'ana', 'owner')",
+            "UPDATE org_memberships SET status = 'suspended'",
+            "DELETE FROM org_memberships",
+            "TRUNCATE org_memberships",
+            "DELETE FROM cluster_tenants",
+        ];
+        let mut seen = vec![now(&pool).await];
+        for write in writes {
+            sqlx::query(write).execute(&pool).await.unwrap_or_else(|e| panic!("{write}: {e}"));
+            let after = now(&pool).await;
+            assert!(!seen.contains(&after), "{write} left the generation as it was (or repeated one)");
+            seen.push(after);
+        }
+        sqlx::query("INSERT INTO cluster_tenants (name, display_name, phase) VALUES ('acme', 'Acme', 'ready')")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let last = now(&pool).await;
+        let same = [
+            "UPDATE cluster_tenants SET phase = 'ready' WHERE name = 'acme'",
+            "SELECT count(*) FROM cluster_tenants",
+            "INSERT INTO audit_log (actor, action, target, outcome) VALUES ('ana', 'x', 'y', 'success')",
+        ];
+        for statement in same {
+            sqlx::query(statement).execute(&pool).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+            assert_eq!(now(&pool).await, last, "{statement} changed the generation");
+        }
+    }
+}

@@ -7,7 +7,6 @@
 pub mod access_tokens;
 pub mod budgets;
 pub mod credentials_keys;
-pub mod generation;
 pub mod grants;
 pub mod groups;
 pub mod litellm;

@@ -479,3 +479,70 @@ async fn fleet_list_routes_cost_a_constant_number_of_statements(pool: PgPool) {
         assert_eq!(count_30, count, "{path}: {count} statements for {rows} rows, {count_30} for {rows_30}");
     }
 }
+
+/// Issue 20: a page of the customers list is given again from what was last read — the data
+/// generation is the one statement it costs — until the customers or their memberships change,
+/// through a route or straight in the database on another connection; and a customer's own
+/// owner, who sees only their customers, never gets the whole fleet's kept page.
+#[sqlx::test(migrations = false)]
+async fn kept_customer_pages_follow_every_write_and_stay_the_operators(pool: PgPool) {
+    use support::{browser, send_as, session_cookie};
+    let db = support::fleet_db(&pool).await;
+    let app = support::fleet_signed_in(db.clone());
+    let created = send(&app, Method::POST, "/api/v1/cluster-tenants", Some(&create_body("c00")), true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    sqlx::query("INSERT INTO cluster_tenants (name, display_name) VALUES ('c01', 'Other Corp')")
+        .execute(&db)
+        .await
+        .unwrap();
+
+    let page = |path: &'static str| {
+        let app = app.clone();
+        async move {
+            let filter = tracing_subscriber::filter::Targets::new().with_target("sqlx::query", tracing::Level::DEBUG);
+            let (logs, guard) = support::Logs::capture(filter);
+            let reply = send(&app, Method::GET, path, None, true).await;
+            drop(guard);
+            assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text);
+            (reply.text, logs.text())
+        }
+    };
+    let (first, read) = page("/cluster-tenants").await;
+    assert!(first.contains("c00 Corp") && first.contains("Other Corp"), "{first}");
+    assert!(read.contains("FROM cluster_tenants ct"), "the first request reads the page: {read}");
+    let (again, log) = page("/cluster-tenants").await;
+    assert_eq!(again.matches("1 / 10").count(), 1, "c00's owner holds a seat: {again}");
+    assert!(!log.contains("cluster_tenants"), "the page again costs no read of the customers: {log}");
+    assert_eq!(log.matches("data_generation").count(), 1, "{log}");
+
+    sqlx::query("UPDATE cluster_tenants SET display_name = 'Direct Corp' WHERE name = 'c01'")
+        .execute(&db)
+        .await
+        .unwrap();
+    let (renamed, _) = page("/cluster-tenants").await;
+    assert!(renamed.contains("Direct Corp") && !renamed.contains("Other Corp"), "{renamed}");
+    sqlx::query("INSERT INTO org_memberships (cluster_tenant, subject, role) VALUES ('c00', 'mia', 'member')")
+        .execute(&db)
+        .await
+        .unwrap();
+    let (seats, _) = page("/cluster-tenants").await;
+    assert_eq!(seats.matches("2 / 10").count(), 1, "a membership written elsewhere is a seat: {seats}");
+    let (searched, _) = page("/cluster-tenants?q=direct").await;
+    assert!(searched.contains("Direct Corp") && !searched.contains("c00 Corp"), "each request its own page");
+    let member = send(
+        &app,
+        Method::POST,
+        "/api/v1/cluster-tenants/c00/members",
+        Some(&json!({ "subject": "bo", "role": "member" }).to_string()),
+        true,
+    )
+    .await;
+    assert!(member.status.is_success(), "{}", member.text);
+    let (through_route, _) = page("/cluster-tenants").await;
+    assert_eq!(through_route.matches("3 / 10").count(), 1, "{through_route}");
+
+    let owner = browser(&session_cookie(&db, "owner-subject", false, false).await);
+    let own = send_as(&app, Method::GET, "/cluster-tenants", None, &owner).await;
+    assert_eq!(own.status, StatusCode::OK, "{}", own.text);
+    assert!(own.text.contains("c00 Corp") && !own.text.contains("Direct Corp"), "{}", own.text);
+}

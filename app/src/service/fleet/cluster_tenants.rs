@@ -9,7 +9,7 @@ use opencrane_fleet_db::{
 use serde_json::json;
 use sqlx::PgConnection;
 
-use crate::service::{OrFail as _, authorize_mutation, db_failure, internal, record};
+use crate::service::{OrFail as _, authorize_mutation, db_failure, internal, kept, record};
 use crate::{
     authz::{Action, authorize, cluster_tenant_not_found},
     error::AppError,
@@ -189,17 +189,50 @@ fn parse_cursor(field: &str, text: Option<&str>, sort: SortKey) -> Result<Option
 
 /// One page of ClusterTenants with the total count: by offset for a numbered page, by keyset
 /// after `query.after` or before `query.before` (the list read the other way round from it).
+/// A page of the whole fleet (what a platform admin sees) is a kept answer
+/// ([`crate::service::kept`]): given again while the fleet's data generation, which follows the
+/// customers and their memberships, is the same.
 pub async fn list(state: &AppState, caller: &Caller, query: ListQuery) -> Result<ClusterTenantPage, AppError> {
-    settings(state)?;
+    let fleet = settings(state)?;
     let principal = authorize(caller.principal.as_ref(), Action::ListClusterTenants)?;
+    let names = visible_names(principal);
+    let query = ListQuery { limit: query.limit.clamp(1, MAX_PAGE_SIZE), offset: query.offset.max(0), ..query };
+    if names.is_some() {
+        return read_page(state, caller, query, names).await;
+    }
+    let key = serde_json::to_string(&query).map_err(|e| internal(caller, &e))?;
+    let page = kept::answer(
+        &state.pool,
+        caller,
+        &fleet.kept_pages,
+        &key,
+        // Its rows' text, about; a page holds at most MAX_PAGE_SIZE rows.
+        |page| {
+            page.items
+                .iter()
+                .map(|r| 128 + r.name.len() + r.display_name.len() + r.message.as_ref().map_or(0, String::len))
+                .sum()
+        },
+        read_page(state, caller, query, None),
+    )
+    .await?;
+    Ok(ClusterTenantPage::clone(&page))
+}
+
+/// [`list`]'s page read from the database, of the customers `names` (all when `None`).
+async fn read_page(
+    state: &AppState,
+    caller: &Caller,
+    query: ListQuery,
+    names: Option<Vec<String>>,
+) -> Result<ClusterTenantPage, AppError> {
     let filter = ListFilter {
         search: query.search.clone(),
         phase: query.phase.map(|p| p.as_str().to_owned()),
         isolation_tier: query.tier.map(|t| t.as_str().to_owned()),
-        names: visible_names(principal),
+        names,
     };
-    let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
-    let offset = query.offset.max(0);
+    let (limit, offset) = (query.limit, query.offset);
     let sort = sort_key(query.sort);
     let after = parse_cursor("after", query.after.as_deref(), sort)?;
     let before = if after.is_some() { None } else { parse_cursor("before", query.before.as_deref(), sort)? };

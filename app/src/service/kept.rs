@@ -1,0 +1,140 @@
+//! Kept answers: the last answer to each of a few read requests, kept beside the role database's
+//! data generation read before the answer was ([`opencrane_common_db::generation`]), and given
+//! again while the generation is the same. The generation changes in the same commit as any
+//! write to what the kept answers read, whoever writes it (a route, a background loop, an
+//! import, `psql`), so a kept answer is never older than a fresh read would be: a request costs
+//! one statement (the generation) instead of the answer's. A write committed between the two
+//! reads makes the next request read afresh.
+//!
+//! Used for the silo's REST lists ([`super::silo::kept`]) and the fleet's customers pages. The
+//! caller's right to the answer is checked before [`answer`] is called, on every request.
+//!
+//! Bounded: at most [`KEPT`] answers of at most [`LARGEST`] bytes each (as the user of the cache
+//! weighs them), for request keys of at most [`LONGEST_KEY`] bytes; a larger answer or key is
+//! read afresh every time.
+
+use std::{
+    future::Future,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use opencrane_db::PgPool;
+use uuid::Uuid;
+
+use crate::{error::AppError, service::OrFail as _, state::Caller};
+
+/// How many answers are kept (the oldest makes room).
+pub const KEPT: usize = 16;
+/// The largest answer kept, in bytes.
+pub const LARGEST: usize = 1 << 20;
+/// The longest request key kept, in bytes.
+pub const LONGEST_KEY: usize = 512;
+
+#[derive(Debug)]
+struct Entry<V> {
+    key: String,
+    generation: Uuid,
+    value: Arc<V>,
+}
+
+/// One role's kept answers of one kind (in its settings, see [`crate::state`]).
+#[derive(Debug)]
+pub struct Kept<V>(Mutex<Vec<Entry<V>>>);
+
+impl<V> Default for Kept<V> {
+    fn default() -> Self {
+        Self(Mutex::new(Vec::new()))
+    }
+}
+
+impl<V> Kept<V> {
+    fn get(&self, key: &str, generation: Uuid) -> Option<Arc<V>> {
+        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.iter().find(|k| k.generation == generation && k.key == key).map(|k| Arc::clone(&k.value))
+    }
+
+    fn keep(&self, key: &str, generation: Uuid, value: &Arc<V>, bytes: usize) {
+        if key.len() > LONGEST_KEY || bytes > LARGEST {
+            return;
+        }
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        // An answer of another generation is never given again: those make room first.
+        kept.retain(|k| k.generation == generation && k.key != key);
+        if kept.len() >= KEPT {
+            kept.remove(0);
+        }
+        kept.push(Entry { key: key.to_owned(), generation, value: Arc::clone(value) });
+    }
+
+    /// How many answers are kept.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The answer to the request `key` (canonical: equal requests, equal keys): the one `kept` holds
+/// while the data generation of `pool` is the one it was kept under, else `read`'s, kept for the
+/// next request if `weigh` finds it small enough. `read` runs only when nothing current is kept.
+/// Check the caller's right to the answer first.
+pub async fn answer<V>(
+    pool: &PgPool,
+    caller: &Caller,
+    kept: &Kept<V>,
+    key: &str,
+    weigh: impl FnOnce(&V) -> usize,
+    read: impl Future<Output = Result<V, AppError>>,
+) -> Result<Arc<V>, AppError> {
+    let generation = opencrane_common_db::generation::current(pool).await.or_fail(caller)?;
+    if let Some(generation) = generation
+        && let Some(value) = kept.get(key, generation)
+    {
+        return Ok(value);
+    }
+    let value = Arc::new(read.await?);
+    if let Some(generation) = generation {
+        kept.keep(key, generation, &value, weigh(&value));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_current_generation_is_answered_and_the_room_is_bounded() {
+        let kept = Kept::<u8>::default();
+        let (old, new) = (Uuid::new_v4(), Uuid::new_v4());
+        kept.keep("/groups", old, &Arc::new(1), 1);
+        assert_eq!(kept.get("/groups", old).as_deref(), Some(&1));
+        assert!(kept.get("/groups", new).is_none(), "another generation's answer is not given");
+        assert!(kept.get("/groups?limit=1", old).is_none(), "another request's answer is not given");
+
+        kept.keep("/policies", new, &Arc::new(2), 1);
+        assert_eq!(kept.len(), 1, "the older generation's answers make room");
+        for i in 0..KEPT + 3 {
+            kept.keep(&format!("/tenants?offset={i}"), new, &Arc::new(3), 1);
+        }
+        assert_eq!(kept.len(), KEPT);
+        assert!(kept.get("/tenants?offset=0", new).is_none(), "the oldest made room");
+        assert!(kept.get(&format!("/tenants?offset={}", KEPT + 2), new).is_some());
+        kept.keep("/tenants?offset=18", new, &Arc::new(4), 1);
+        assert_eq!(
+            kept.get("/tenants?offset=18", new).as_deref(),
+            Some(&4),
+            "a request's newer answer replaces its older"
+        );
+        assert_eq!(kept.len(), KEPT);
+
+        kept.keep("/big", new, &Arc::new(5), LARGEST + 1);
+        assert!(kept.get("/big", new).is_none(), "an answer over the bound is not kept");
+        let long = format!("/tenants?q={}", "a".repeat(LONGEST_KEY));
+        kept.keep(&long, new, &Arc::new(6), 1);
+        assert!(kept.get(&long, new).is_none(), "a key over the bound is not kept");
+    }
+}
