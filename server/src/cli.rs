@@ -233,6 +233,13 @@ pub struct DbArgs {
     /// Apply pending migrations at start-up (under an advisory lock; safe with several replicas).
     #[arg(long, env = "OPENCRANE_MIGRATE_ON_START", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
     pub migrate_on_start: bool,
+    /// Give list answers again while the database's data generation is the same (the silo's
+    /// users, groups and policies lists, the fleet's customers pages; see the README's "Kept
+    /// answers"). `false` reads every answer afresh — after restoring rows with triggers
+    /// disabled (`pg_restore --disable-triggers`, a replica's `session_replication_role`), which
+    /// the generation does not see, or to rule the kept answers out.
+    #[arg(long, env = "OPENCRANE_KEPT_ANSWERS", default_value = "true", value_parser = parse_flag, action = ArgAction::Set)]
+    pub kept_answers: bool,
 }
 
 /// How callers authenticate.
@@ -996,10 +1003,13 @@ mod tests {
             "off",
             "--platform-base-domain",
             "Example.COM.",
+            "--kept-answers",
+            "false",
         ])
         .unwrap();
         let Command::FleetManager(args) = cli.command else { panic!("wrong command") };
         assert!(!args.billing_enabled);
+        assert!(!args.db.kept_answers);
         assert!(args.cluster_tenant_manager_enabled);
         assert_eq!(args.platform_base_domain.as_deref(), Some("example.com"));
         assert!(Cli::try_parse_from(["opencrane", "controller"]).is_err());

@@ -199,6 +199,9 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let mut reconcile_interval = None;
     let pool = state.pool.clone();
     if let RoleSettings::Fleet(fleet) = &mut state.role {
+        if !args.db.kept_answers {
+            fleet.kept_pages = std::sync::Arc::new(app::service::kept::Kept::off());
+        }
         fleet.validation.fleet_namespace = args.namespace.clone();
         if let Some(url) = &args.shared_source.url {
             fleet.migration = Some(shared_migration(url, &pool).map_err(anyhow::Error::msg)?);

@@ -69,6 +69,9 @@ pub async fn run_silo(args: SiloArgs) -> anyhow::Result<()> {
     let pool = state.pool.clone();
     let (_stop_portal, portal_stop) = tokio::sync::watch::channel(false);
     if let app::state::RoleSettings::Silo(silo) = &mut state.role {
+        if !args.db.kept_answers {
+            silo.kept_lists = std::sync::Arc::new(app::service::kept::Kept::off());
+        }
         if let Some(url) = args.fleet_console_url.clone() {
             silo.fleet_console = Some(url);
         }

@@ -18,9 +18,10 @@
 //! - latency (p50/p99) and throughput of the ClusterTenants list page with 10,000 rows, measured
 //!   by `wrk` in a separate process on loopback at a fixed concurrency, for the first page, a deep
 //!   page sorted by display name (jumped to, and reached by Next), and two searches (a name
-//!   prefix, a substring of display names; also one request at a time, the server's own time) — on a settled
-//!   fleet (provisioning off) — and the first page again during the start-up reconcile storm of
-//!   10,000 failing customers;
+//!   prefix, a substring of display names) — on a settled fleet (provisioning off), given again
+//!   from the kept pages, then read afresh for every request (`--kept-answers false`; the
+//!   searches also one request at a time, the server's own time) — and the first page again
+//!   during the start-up reconcile storm of 10,000 failing customers;
 //! - the fleet at scale (`crates/provision/benches/scale.rs`): 1,000 customers provisioned, a
 //!   restart's re-convergence time and its writes to the API server, a burst of 100 new ones;
 //! - the migration from a shared installation (`opencrane migrate-shared`): rows per second of
@@ -469,10 +470,17 @@ fn wrk_at(url: &str, connections: u32, script: Option<&Path>) -> Result<Wrk> {
     Ok((ms("50%"), ms("99%"), rps, errors))
 }
 
-/// Starts the release fleet-manager on the bench database with `provisioner`, ready.
-fn start_fleet(binary: &Path, site: &Path, pg: &LocalPostgres, provisioner: &str) -> Result<(Server, u16)> {
+/// Starts the release fleet-manager on the bench database with `provisioner` (and `extra`
+/// arguments), ready.
+fn start_fleet(
+    binary: &Path,
+    site: &Path,
+    pg: &LocalPostgres,
+    provisioner: &str,
+    extra: &[&str],
+) -> Result<(Server, u16)> {
     let port = free_port()?;
-    let child = as_server(shipped(binary)?.args(fleet_args(port, &pg.url("bench"), provisioner)), site)
+    let child = as_server(shipped(binary)?.args(fleet_args(port, &pg.url("bench"), provisioner)).args(extra), site)
         .spawn()
         .map_err(|e| format!("starting the server: {e}"))?;
     let server = Server(child);
@@ -602,7 +610,7 @@ pub fn run(_args: &[String]) -> Result {
     // marks all-visible).
     psql(&pg, "bench", "VACUUM ANALYZE")?;
     // The page figures are a settled fleet's: provisioning off, so nothing reconciles meanwhile.
-    let (server, port) = start_fleet(&binary, &site, &pg, "off")?;
+    let (server, port) = start_fleet(&binary, &site, &pg, "off", &[])?;
     let rss_idle = memory(server.0.id());
 
     // The cursor of the row page 150 continues after (what its Prev/Next links carry).
@@ -628,20 +636,29 @@ pub fn run(_args: &[String]) -> Result {
     for (label, path) in scenarios {
         results.push((label, measure(port, path)?));
     }
-    // A search's server time: one request at a time, so nothing queues (loopback included).
-    let mut alone = Vec::new();
-    for (label, path) in scenarios.iter().filter(|(_, path)| path.contains("q=")) {
-        alone.push((*label, wrk_at(&format!("http://127.0.0.1:{port}{path}"), 1, None)?));
-    }
     let visits = [
         ("customers list (no island)", visit_bytes(port, "/cluster-tenants")?),
         ("new customer form (an island)", visit_bytes(port, "/cluster-tenants/new")?),
     ];
     let rss_loaded = memory(server.0.id());
     drop(server);
+    // The customers pages read afresh for every request (as after every change): the same fleet
+    // with its kept answers off.
+    let (afresh, port) = start_fleet(&binary, &site, &pg, "off", &["--kept-answers", "false"])?;
+    let customers_pages = || scenarios.iter().filter(|(_, path)| path.starts_with("/cluster-tenants"));
+    let mut read_afresh = Vec::new();
+    for (label, path) in customers_pages() {
+        read_afresh.push((*label, measure(port, path)?));
+    }
+    // A search's server time: one request at a time, so nothing queues (loopback included).
+    let mut alone = Vec::new();
+    for (label, path) in customers_pages().filter(|(_, path)| path.contains("q=")) {
+        alone.push((*label, wrk_at(&format!("http://127.0.0.1:{port}{path}"), 1, None)?));
+    }
+    drop(afresh);
     // The same fleet started with provisioning on and no cluster: every customer's reconcile
     // fails (no base domain) — the start-up storm, measured while it runs.
-    let (storm, port) = start_fleet(&binary, &site, &pg, "kubernetes")?;
+    let (storm, port) = start_fleet(&binary, &site, &pg, "kubernetes", &[])?;
     let storm_page = measure(port, "/cluster-tenants")?;
     let attempted = psql_value(
         &pg,
@@ -688,7 +705,11 @@ pub fn run(_args: &[String]) -> Result {
     for (label, (p50, p99, rps, errors)) in results {
         println!("  {label:<44} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
     }
-    println!("  one request at a time (the server's own time, loopback included):");
+    println!("  the customers pages read afresh for every request (`--kept-answers false`):");
+    for (label, (p50, p99, rps, errors)) in read_afresh {
+        println!("    {label:<42} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
+    }
+    println!("  one request at a time, read afresh (the server's own time, loopback included):");
     for (label, (p50, p99, rps, errors)) in alone {
         println!("    {label:<42} p50 {p50:>7.2} ms   p99 {p99:>7.2} ms   {rps:>8.0} req/s   non-2xx {errors}");
     }

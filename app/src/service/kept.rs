@@ -39,17 +39,26 @@ struct Entry<V> {
 
 /// One role's kept answers of one kind (in its settings, see [`crate::state`]).
 #[derive(Debug)]
-pub struct Kept<V>(Mutex<Vec<Entry<V>>>);
+pub struct Kept<V> {
+    entries: Mutex<Vec<Entry<V>>>,
+    /// Keep nothing: every answer is read afresh (`--kept-answers false`).
+    off: bool,
+}
 
 impl<V> Default for Kept<V> {
     fn default() -> Self {
-        Self(Mutex::new(Vec::new()))
+        Self { entries: Mutex::new(Vec::new()), off: false }
     }
 }
 
 impl<V> Kept<V> {
+    /// Keeps nothing: every answer is read afresh, and no generation is read for it.
+    pub fn off() -> Self {
+        Self { off: true, ..Self::default() }
+    }
+
     fn get(&self, key: &str, generation: Uuid) -> Option<Arc<V>> {
-        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         kept.iter().find(|k| k.generation == generation && k.key == key).map(|k| Arc::clone(&k.value))
     }
 
@@ -57,7 +66,7 @@ impl<V> Kept<V> {
         if key.len() > LONGEST_KEY || bytes > LARGEST {
             return;
         }
-        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut kept = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         // An answer of another generation is never given again: those make room first.
         kept.retain(|k| k.generation == generation && k.key != key);
         if kept.len() >= KEPT {
@@ -68,7 +77,7 @@ impl<V> Kept<V> {
 
     /// How many answers are kept.
     pub fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
     /// Whether none is.
@@ -89,6 +98,9 @@ pub async fn answer<V>(
     weigh: impl FnOnce(&V) -> usize,
     read: impl Future<Output = Result<V, AppError>>,
 ) -> Result<Arc<V>, AppError> {
+    if kept.off {
+        return Ok(Arc::new(read.await?));
+    }
     let generation = opencrane_common_db::generation::current(pool).await.or_fail(caller)?;
     if let Some(generation) = generation
         && let Some(value) = kept.get(key, generation)
@@ -105,6 +117,21 @@ pub async fn answer<V>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Switched off, every request reads afresh (and the database is never asked for the
+    /// generation: this pool connects nowhere).
+    #[tokio::test]
+    async fn switched_off_every_answer_is_read_afresh() {
+        let pool = PgPool::connect_lazy("postgres://nobody@127.0.0.1:1/none").unwrap();
+        let caller = Caller { principal: None, request_id: "r1".into(), session_id: None };
+        let kept = Kept::<u32>::off();
+        let reads = std::sync::atomic::AtomicU32::new(0);
+        for _ in 0..3 {
+            let read = async { Ok(reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) };
+            answer(&pool, &caller, &kept, "/groups", |_| 1, read).await.unwrap();
+        }
+        assert_eq!((reads.into_inner(), kept.len()), (3, 0));
+    }
 
     #[test]
     fn only_the_current_generation_is_answered_and_the_room_is_bounded() {
