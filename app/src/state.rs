@@ -149,6 +149,15 @@ impl AppState {
         }
     }
 
+    /// Drops the role's kept answers (see [`crate::service::kept`]); the next requests read
+    /// afresh.
+    pub fn forget_kept_answers(&self) {
+        match &self.role {
+            RoleSettings::Fleet(f) => f.kept_pages.forget(),
+            RoleSettings::Silo(s) => s.kept_lists.forget(),
+        }
+    }
+
     /// The silo settings, or 404 on the fleet.
     pub fn silo(&self) -> Result<&SiloSettings, AppError> {
         match &self.role {

@@ -1,5 +1,6 @@
 //! What a manager gives back once its requests stop: the database connections a burst opened
-//! beyond one, and the memory glibc's allocator keeps after the burst freed it.
+//! beyond one, its kept answers (`app::service::kept`), and the memory glibc's allocator keeps
+//! after the burst freed it.
 //!
 //! Without this a silo manager that idled at 9 MiB stayed at 16 MiB after a minute of load, for
 //! good: its pool kept the ten connections the load opened (sqlx reuses idle connections first in,
@@ -50,9 +51,10 @@ impl Activity {
 }
 
 /// Every `period`, once a period has passed without a request after some were served: closes the
-/// pool's idle connections but one, and asks the allocator to return its free pages. Ends when
-/// the pool is closed.
-pub async fn give_back_when_quiet(pool: PgPool, activity: Activity, period: Duration) {
+/// pool's idle connections but one, calls `forget` (the manager drops its kept answers: a burst
+/// of distinct requests would otherwise hold its last answers until the next write), and asks
+/// the allocator to return its free pages. Ends when the pool is closed.
+pub async fn give_back_when_quiet(pool: PgPool, activity: Activity, period: Duration, forget: impl Fn()) {
     let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut seen = activity.count();
@@ -65,6 +67,7 @@ pub async fn give_back_when_quiet(pool: PgPool, activity: Activity, period: Dura
         } else if served_since {
             served_since = false;
             let closed = opencrane_db::close_idle(&pool, 1).await;
+            forget();
             let trimmed = tokio::task::spawn_blocking(trim_allocator).await.unwrap_or(false);
             tracing::debug!(closed, trimmed, "quiet: idle connections closed, free memory returned");
         }

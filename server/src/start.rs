@@ -230,7 +230,11 @@ pub async fn serve_on(
     let pool = state.pool.clone();
     crate::metrics::register(role, &pool);
     let activity = crate::idle::Activity::default();
-    tokio::spawn(crate::idle::give_back_when_quiet(pool.clone(), activity.clone(), crate::idle::PERIOD));
+    let forget = {
+        let state = state.clone();
+        move || state.forget_kept_answers()
+    };
+    tokio::spawn(crate::idle::give_back_when_quiet(pool.clone(), activity.clone(), crate::idle::PERIOD, forget));
     let router = activity.count_requests(http::router(state, auth));
     let served = http::serve(listener, router, shutdown).await.context("serving HTTP");
     crate::metrics::unregister(&pool);

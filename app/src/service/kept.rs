@@ -75,6 +75,11 @@ impl<V> Kept<V> {
         kept.push(Entry { key: key.to_owned(), generation, value: Arc::clone(value) });
     }
 
+    /// Drops every kept answer (and the room they took).
+    pub fn forget(&self) {
+        *self.entries.lock().unwrap_or_else(PoisonError::into_inner) = Vec::new();
+    }
+
     /// How many answers are kept.
     pub fn len(&self) -> usize {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
@@ -157,6 +162,9 @@ mod tests {
             "a request's newer answer replaces its older"
         );
         assert_eq!(kept.len(), KEPT);
+
+        kept.forget();
+        assert!(kept.is_empty() && kept.get("/tenants?offset=18", new).is_none(), "forgotten");
 
         kept.keep("/big", new, &Arc::new(5), LARGEST + 1);
         assert!(kept.get("/big", new).is_none(), "an answer over the bound is not kept");

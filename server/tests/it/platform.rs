@@ -171,8 +171,9 @@ async fn list_queries_are_planned_for_their_parameters_on_every_run(pool: PgPool
     assert_eq!(mode, "force_custom_plan", "the server's sessions plan every run for its parameters");
 }
 
-/// A burst's connections are closed once requests stop, one kept; while requests keep coming none
-/// is. (`give_back_when_quiet` with a short period; the server runs it every two seconds.)
+/// A burst's connections are closed once requests stop, one kept, and the kept answers forgotten;
+/// while requests keep coming neither happens. (`give_back_when_quiet` with a short period; the
+/// server runs it every two seconds.)
 #[sqlx::test(migrations = false)]
 async fn a_quiet_server_closes_the_connections_a_burst_opened(pool: PgPool) {
     let base = std::env::var("DATABASE_URL").unwrap();
@@ -195,19 +196,26 @@ async fn a_quiet_server_closes_the_connections_a_burst_opened(pool: PgPool) {
 
     let activity = opencrane::idle::Activity::default();
     let period = std::time::Duration::from_millis(200);
-    let task = tokio::spawn(opencrane::idle::give_back_when_quiet(server.clone(), activity.clone(), period));
+    let forgotten = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let forget = {
+        let forgotten = forgotten.clone();
+        move || _ = forgotten.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    };
+    let task = tokio::spawn(opencrane::idle::give_back_when_quiet(server.clone(), activity.clone(), period, forget));
     for _ in 0..30 {
         activity.record();
         tokio::time::sleep(period / 10).await;
     }
     assert_eq!(server.size(), 5, "nothing is closed while requests keep coming");
+    assert_eq!(forgotten.load(std::sync::atomic::Ordering::SeqCst), 0, "nor are kept answers forgotten");
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while server.size() > 1 {
+    while server.size() > 1 || forgotten.load(std::sync::atomic::Ordering::SeqCst) == 0 {
         assert!(std::time::Instant::now() < deadline, "the pool still holds {} connections", server.size());
         tokio::time::sleep(period).await;
     }
     assert_eq!(server.num_idle(), 1, "one connection is kept for the next request");
+    assert_eq!(forgotten.load(std::sync::atomic::Ordering::SeqCst), 1, "kept answers are forgotten once, once quiet");
     sqlx::query("SELECT 1").execute(&server).await.unwrap();
     server.close().await;
     tokio::time::timeout(std::time::Duration::from_secs(5), task).await.unwrap().unwrap();
