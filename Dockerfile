@@ -30,12 +30,14 @@ COPY --from=build /out/charts /opt/opencrane/charts
 COPY --from=helm /usr/bin/helm /usr/local/bin/helm
 COPY --from=kubectl /bin/kubectl /usr/local/bin/kubectl
 # glibc's malloc without fastbins: their consolidation on every larger allocation cost the
-# customers page ~10 % of its server CPU (README, "Changes measured by hand"); `cargo xtask
-# bench` runs the server with the value set here.
+# customers page ~10 % of its server CPU; and per-thread caches of small chunks only (up to 128
+# bytes): larger cached chunks, spread over the heap, kept a silo ~0.7 MiB above its idle size
+# after a load (README, "Changes measured by hand"). `cargo xtask bench` and `cargo xtask
+# link-order` run the server with the value set here.
 ENV LEPTOS_SITE_ROOT=/opt/opencrane/site \
     OPENCRANE_CHARTS_DIR=/opt/opencrane/charts \
     OPENCRANE_LOG_FORMAT=json \
-    GLIBC_TUNABLES=glibc.malloc.mxfast=0 \
+    GLIBC_TUNABLES=glibc.malloc.mxfast=0:glibc.malloc.tcache_max=128 \
     HOME=/tmp
 USER 65532:65532
 EXPOSE 8080

@@ -31,7 +31,7 @@ use std::{
     fs,
     io::Read,
     net::{Ipv4Addr, TcpListener, TcpStream},
-    path::Path,
+    path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     thread,
     time::{Duration, Instant},
@@ -226,10 +226,10 @@ fn migration_figures(binary: &Path, pg: &LocalPostgres) -> Result<(u64, f64, f64
 const SILO_GROUPS: u32 = 10;
 const SILO_USERS: u32 = 200;
 /// wrk connections for the silo routes (the original's figure is at c=10).
-const SILO_CONNECTIONS: u32 = 10;
+pub(crate) const SILO_CONNECTIONS: u32 = 10;
 
 /// wrk's figures: (p50 ms, p99 ms, requests/s, non-2xx count).
-type Wrk = (f64, f64, f64, u64);
+pub(crate) type Wrk = (f64, f64, f64, u64);
 
 /// A silo manager's figures.
 struct SiloFigures {
@@ -390,8 +390,7 @@ fn silo_figures(binary: &Path, site: &Path, pg: &LocalPostgres) -> Result<SiloFi
     thread::sleep(Duration::from_secs(5));
     let warm = memory(server.0.id());
     let mut measured = Vec::new();
-    let fresh = target_dir().join("xtask/bench-fresh.lua");
-    fs::write(&fresh, FRESH_REQUESTS).map_err(|e| format!("writing {}: {e}", fresh.display()))?;
+    let fresh = fresh_script()?;
     for ((label, path), count) in routes.into_iter().zip(statements) {
         let url = format!("http://127.0.0.1:{port}{path}");
         let _ = Command::new("wrk").args(["-t1", "-c4", "-d2s", &url]).output();
@@ -426,6 +425,13 @@ function request()
 end
 "#;
 
+/// Writes [`FRESH_REQUESTS`] under the target directory; answers its path for `wrk -s`.
+pub(crate) fn fresh_script() -> Result<PathBuf> {
+    let fresh = target_dir().join("xtask/bench-fresh.lua");
+    fs::write(&fresh, FRESH_REQUESTS).map_err(|e| format!("writing {}: {e}", fresh.display()))?;
+    Ok(fresh)
+}
+
 /// One wrk run: (p50 ms, p99 ms, requests/s, non-2xx count).
 fn wrk(url: &str) -> Result<Wrk> {
     wrk_at(url, CONNECTIONS, None)
@@ -433,7 +439,7 @@ fn wrk(url: &str) -> Result<Wrk> {
 
 /// One wrk run at `connections` (two threads; one for a single connection), with `script`'s
 /// requests if given.
-fn wrk_at(url: &str, connections: u32, script: Option<&Path>) -> Result<Wrk> {
+pub(crate) fn wrk_at(url: &str, connections: u32, script: Option<&Path>) -> Result<Wrk> {
     let threads = connections.clamp(1, 2);
     let mut command = Command::new("wrk");
     command.args([&format!("-t{threads}"), &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency"]);

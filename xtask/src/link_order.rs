@@ -4,8 +4,12 @@
 //! It builds the release binary, then runs each manager under valgrind's callgrind on a database
 //! of its own: once to start and stand idle (as `cargo xtask bench` measures it), once to start and
 //! serve the pages and routes the bench and an admin's first visit load. The list is each role's
-//! start-up functions (the silo's first), then the functions only requests ran; within a group by
-//! name, so the file changes only where the code does. Needs valgrind (Debian: `apt-get install
+//! start-up functions (the silo's first), then the functions only requests ran, then those only
+//! the bench's load on the silo's list routes ran (ten connections at once, each request answered
+//! again and read afresh: the pool grows, kept answers make room); within a group by name, so the
+//! file changes only where the code does. The load's own group keeps the code only a load runs
+//! together after what one request of each runs, so a silo that served a load maps a few more
+//! pages of its code, not one page here and there over the whole binary. Needs valgrind (Debian: `apt-get install
 //! valgrind`). Run it when the bench's idle RSS grows or its "link order" line reports many
 //! functions missing: names survive most edits (they carry the crate and the path, not the
 //! code), but a dependency's upgrade renames its functions.
@@ -60,12 +64,35 @@ const FLEET_PAGES: &[&str] = &[
 ];
 const FLEET_ROUTES: &[&str] = &["/api/v1/cluster-tenants"];
 
-/// One manager to profile: its label, arguments, and what its request run visits.
+/// One manager to profile: its label, arguments, what its request run visits, and the routes
+/// its load run loads (none: no load run).
 struct Role {
     label: &'static str,
     args: Vec<String>,
     port: u16,
     paths: Vec<&'static str>,
+    load: Vec<&'static str>,
+}
+
+/// What a profile's run does once the manager is ready and idle.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// Nothing: start-up only.
+    Idle,
+    /// Each of the role's paths and its pages' static files.
+    Requests,
+    /// The requests, then wrk on each load route as the bench runs it.
+    Load,
+}
+
+impl Run {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Requests => "served",
+            Self::Load => "loaded",
+        }
+    }
 }
 
 /// Runs the command.
@@ -101,22 +128,25 @@ pub fn run() -> Result {
             args: bench::silo_args(silo_port, &pg.url("silo")),
             port: silo_port,
             paths: silo_paths.collect(),
+            load: bench::SILO_ROUTES.iter().map(|(_, path)| *path).collect(),
         },
         Role {
             label: "fleet",
             args: bench::fleet_args(fleet_port, &pg.url("fleet"), "off"),
             port: fleet_port,
             paths: FLEET_PAGES.iter().chain(FLEET_ROUTES).copied().collect(),
+            load: Vec::new(),
         },
     ];
     let binary_name = binary.to_string_lossy().into_owned();
     let mut start_up = Vec::new();
     let mut serving = Vec::new();
+    let mut loaded = Vec::new();
     for role in &roles {
-        let idle = profile(&binary, &site, role, &work, false)?;
-        let served = profile(&binary, &site, role, &work, true)?;
-        start_up.push(ran_in(&idle, &binary_name));
-        serving.push(ran_in(&served, &binary_name));
+        let ran = |run| profile(&binary, &site, role, &work, run).map(|p| ran_in(&p, &binary_name));
+        start_up.push(ran(Run::Idle)?);
+        serving.push(ran(Run::Requests)?);
+        loaded.push(if role.load.is_empty() { BTreeSet::new() } else { ran(Run::Load)? });
     }
     drop(pg);
 
@@ -126,6 +156,7 @@ pub fn run() -> Result {
     for (label, group) in [("silo start-up", &start_up[0]), ("fleet start-up", &start_up[1])]
         .into_iter()
         .chain([("silo requests", &serving[0]), ("fleet requests", &serving[1])])
+        .chain([("silo load", &loaded[0])])
     {
         let mut added = 0;
         for name in group {
@@ -149,10 +180,11 @@ pub fn run() -> Result {
     Ok(())
 }
 
-/// Runs `role` under callgrind until it is ready and 2 s idle, then — with `serve` — visits
-/// each of its paths and the static files its pages link three times; returns the profile.
-fn profile(binary: &Path, site: &Path, role: &Role, work: &Path, serve: bool) -> Result<String> {
-    let out = work.join(format!("{}-{}.callgrind", role.label, if serve { "served" } else { "idle" }));
+/// Runs `role` under callgrind until it is ready and 2 s idle, then does `run`: visits each of
+/// its paths and the static files its pages link three times, and loads its load routes;
+/// returns the profile.
+fn profile(binary: &Path, site: &Path, role: &Role, work: &Path, run: Run) -> Result<String> {
+    let out = work.join(format!("{}-{}.callgrind", role.label, run.label()));
     let mut valgrind = Command::new("valgrind");
     valgrind
         .args(["--tool=callgrind", "--demangle=no", "--dump-instr=no", "--quiet"])
@@ -172,7 +204,7 @@ fn profile(binary: &Path, site: &Path, role: &Role, work: &Path, serve: bool) ->
         thread::sleep(Duration::from_millis(100));
     }
     thread::sleep(Duration::from_secs(2));
-    if serve {
+    if run != Run::Idle {
         let mut assets = BTreeSet::new();
         for path in &role.paths {
             for _ in 0..3 {
@@ -183,6 +215,14 @@ fn profile(binary: &Path, site: &Path, role: &Role, work: &Path, serve: bool) ->
         }
         for asset in &assets {
             bench::fetch(role.port, asset, false)?;
+        }
+    }
+    if run == Run::Load {
+        let fresh = bench::fresh_script()?;
+        for path in &role.load {
+            let url = format!("http://127.0.0.1:{}{path}", role.port);
+            bench::wrk_at(&url, bench::SILO_CONNECTIONS, None)?;
+            bench::wrk_at(&url, bench::SILO_CONNECTIONS, Some(&fresh))?;
         }
     }
     // Stopped by SIGTERM, the manager shuts down and callgrind writes the profile.
