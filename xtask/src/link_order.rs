@@ -9,10 +9,11 @@
 //! again and read afresh: the pool grows, kept answers make room); within a group by name, so the
 //! file changes only where the code does. The load's own group keeps the code only a load runs
 //! together after what one request of each runs, so a silo that served a load maps a few more
-//! pages of its code, not one page here and there over the whole binary. Needs valgrind (Debian: `apt-get install
-//! valgrind`). Run it when the bench's idle RSS grows or its "link order" line reports many
-//! functions missing: names survive most edits (they carry the crate and the path, not the
-//! code), but a dependency's upgrade renames its functions.
+//! pages of its code, not one page here and there over the whole binary.
+//!
+//! Needs valgrind (Debian: `apt-get install valgrind`). Run it when the bench's idle RSS grows or
+//! its "link order" line reports many functions missing: names survive most edits (they carry the
+//! crate and the path, not the code), but a dependency's upgrade renames its functions.
 
 use std::{
     collections::{BTreeSet, HashMap},
