@@ -30,6 +30,8 @@ pub struct FleetSettings {
     pub migration: Option<crate::service::fleet::migrations::MigrationRuntime>,
     /// The customers list's kept pages (see [`crate::service::fleet::cluster_tenants::list`]).
     pub kept_pages: std::sync::Arc<crate::service::kept::Kept<crate::model::fleet::cluster_tenant::ClusterTenantPage>>,
+    /// The customers list's rendered rows (see [`crate::pages::fleet::cluster_tenants`]).
+    pub kept_rows: std::sync::Arc<crate::service::kept::KeptHtml<crate::pages::fleet::cluster_tenants::RowsShown>>,
 }
 
 /// The clustertenant-manager's settings.
@@ -153,7 +155,10 @@ impl AppState {
     /// afresh.
     pub fn forget_kept_answers(&self) {
         match &self.role {
-            RoleSettings::Fleet(f) => f.kept_pages.forget(),
+            RoleSettings::Fleet(f) => {
+                f.kept_pages.forget();
+                f.kept_rows.forget();
+            }
             RoleSettings::Silo(s) => s.kept_lists.forget(),
         }
     }

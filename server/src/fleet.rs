@@ -201,6 +201,7 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     if let RoleSettings::Fleet(fleet) = &mut state.role {
         if !args.db.kept_answers {
             fleet.kept_pages = std::sync::Arc::new(app::service::kept::Kept::off());
+            fleet.kept_rows = std::sync::Arc::new(app::service::kept::KeptHtml::off());
         }
         fleet.validation.fleet_namespace = args.namespace.clone();
         if let Some(url) = &args.shared_source.url {
@@ -315,6 +316,7 @@ pub fn fleet_state(
             platform_dns: None,
             migration: None,
             kept_pages: std::sync::Arc::default(),
+            kept_rows: std::sync::Arc::default(),
         }),
         sign_in,
         health: None,

@@ -20,13 +20,20 @@ pub fn thousands(n: i64) -> String {
 
 /// Compact age like `kubectl get`: `45s`, `12m`, `5h`, `3d`, `2y`.
 pub fn age(since: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let (count, unit) = age_parts(since, now);
+    format!("{count}{unit}")
+}
+
+/// [`age`] as its number and unit (`(12, 'm')`): two ages read the same exactly when these are
+/// equal.
+pub fn age_parts(since: DateTime<Utc>, now: DateTime<Utc>) -> (i64, char) {
     let secs = (now - since).num_seconds().max(0);
     match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86_400 => format!("{}h", s / 3600),
-        s if s < 365 * 86_400 => format!("{}d", s / 86_400),
-        s => format!("{}y", s / (365 * 86_400)),
+        s if s < 60 => (s, 's'),
+        s if s < 3600 => (s / 60, 'm'),
+        s if s < 86_400 => (s / 3600, 'h'),
+        s if s < 365 * 86_400 => (s / 86_400, 'd'),
+        s => (s / (365 * 86_400), 'y'),
     }
 }
 

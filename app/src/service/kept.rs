@@ -12,6 +12,9 @@
 //! Bounded: at most [`KEPT`] answers of at most [`LARGEST`] bytes each (as the user of the cache
 //! weighs them), for request keys of at most [`LONGEST_KEY`] bytes; a larger answer or key is
 //! read afresh every time.
+//!
+//! [`KeptHtml`] keeps a page part's rendered HTML beside what it was rendered from, for parts
+//! that cost more to render than to compare (the customers list's rows).
 
 use std::{
     future::Future,
@@ -91,6 +94,71 @@ impl<V> Kept<V> {
     }
 }
 
+/// Rendered HTML kept beside the input it was rendered from (compared whole, ages and all), and
+/// given again for an equal input: what it gives is what rendering that input gives, so no data
+/// generation is needed. Bounded like [`Kept`]: [`KEPT`] parts of at most [`LARGEST`] bytes.
+#[derive(Debug)]
+pub struct KeptHtml<K> {
+    entries: Mutex<Vec<(K, Arc<str>)>>,
+    /// Keep nothing: every part is rendered (`--kept-answers false`).
+    off: bool,
+}
+
+impl<K> Default for KeptHtml<K> {
+    fn default() -> Self {
+        Self { entries: Mutex::new(Vec::new()), off: false }
+    }
+}
+
+impl<K: PartialEq> KeptHtml<K> {
+    /// Keeps nothing: every part is rendered.
+    pub fn off() -> Self {
+        Self { off: true, ..Self::default() }
+    }
+
+    /// The HTML `render` gives for `input`: the kept one when an equal input was rendered last
+    /// (then `render` does not run), else `render`'s, kept for the next equal input.
+    pub fn html(&self, input: K, render: impl FnOnce(&K) -> String) -> Arc<str> {
+        if self.off {
+            return render(&input).into();
+        }
+        if let Some((_, html)) = self.lock().iter().find(|(kept, _)| *kept == input) {
+            return Arc::clone(html);
+        }
+        let html: Arc<str> = render(&input).into();
+        if html.len() <= LARGEST {
+            let mut kept = self.lock();
+            kept.retain(|(k, _)| *k != input);
+            if kept.len() >= KEPT {
+                kept.remove(0);
+            }
+            kept.push((input, Arc::clone(&html)));
+        }
+        html
+    }
+}
+
+impl<K> KeptHtml<K> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(K, Arc<str>)>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Drops every kept part (and the room they took).
+    pub fn forget(&self) {
+        *self.lock() = Vec::new();
+    }
+
+    /// How many parts are kept.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// The answer to the request `key` (canonical: equal requests, equal keys): the one `kept` holds
 /// while the data generation of `pool` is the one it was kept under, else `read`'s, kept for the
 /// next request if `weigh` finds it small enough. `read` runs only when nothing current is kept.
@@ -136,6 +204,39 @@ mod tests {
             answer(&pool, &caller, &kept, "/groups", |_| 1, read).await.unwrap();
         }
         assert_eq!((reads.into_inner(), kept.len()), (3, 0));
+    }
+
+    /// A kept part is given for an equal input only (a row or an age apart renders again), the
+    /// room is bounded, and switched off every part is rendered.
+    #[test]
+    fn kept_html_is_given_for_an_equal_input_only() {
+        let kept = KeptHtml::<(Vec<&str>, Vec<(i64, char)>)>::default();
+        let renders = std::cell::Cell::new(0);
+        let render = |input: &(Vec<&str>, Vec<(i64, char)>)| {
+            renders.set(renders.get() + 1);
+            format!("<tr>{}</tr>{:?}", input.0.join("</tr><tr>"), input.1)
+        };
+        let first = kept.html((vec!["a", "b"], vec![(2, 'h'), (3, 'd')]), render);
+        let again = kept.html((vec!["a", "b"], vec![(2, 'h'), (3, 'd')]), render);
+        assert_eq!((first.as_ref(), renders.get()), (again.as_ref(), 1), "an equal input: kept");
+        let older = kept.html((vec!["a", "b"], vec![(3, 'h'), (3, 'd')]), render);
+        assert!(older.contains("(3, 'h')") && renders.get() == 2, "an age apart renders again: {older}");
+        let renamed = kept.html((vec!["a", "c"], vec![(3, 'h'), (3, 'd')]), render);
+        assert!(renamed.contains("<tr>c</tr>") && renders.get() == 3, "a row apart renders again: {renamed}");
+        assert_eq!(kept.len(), 3);
+        for i in 0..KEPT as i64 + 2 {
+            kept.html((vec!["x"], vec![(i, 's')]), render);
+        }
+        assert_eq!(kept.len(), KEPT, "bounded");
+        kept.forget();
+        assert!(kept.is_empty());
+
+        let off = KeptHtml::<(Vec<&str>, Vec<(i64, char)>)>::off();
+        let before = renders.get();
+        for _ in 0..3 {
+            off.html((vec!["a"], vec![(1, 's')]), render);
+        }
+        assert_eq!((renders.get() - before, off.len()), (3, 0), "switched off, every part is rendered");
     }
 
     #[test]

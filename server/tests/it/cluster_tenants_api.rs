@@ -481,7 +481,8 @@ async fn fleet_list_routes_cost_a_constant_number_of_statements(pool: PgPool) {
 }
 
 /// Issue 20: a page of the customers list is given again from what was last read — the data
-/// generation is the one statement it costs — until the customers or their memberships change,
+/// generation is the one statement it costs, its rows' HTML the one last rendered from them —
+/// until the customers or their memberships change,
 /// through a route or straight in the database on another connection; and a customer's own
 /// owner, who sees only their customers, never gets the whole fleet's kept page.
 #[sqlx::test(migrations = false)]
@@ -512,6 +513,9 @@ async fn kept_customer_pages_follow_every_write_and_stay_the_operators(pool: PgP
     assert!(read.contains("FROM cluster_tenants ct"), "the first request reads the page: {read}");
     let (again, log) = page("/cluster-tenants").await;
     assert_eq!(again.matches("1 / 10").count(), 1, "c00's owner holds a seat: {again}");
+    let rows =
+        |page: &str| page.split_once("<tbody>").and_then(|(_, r)| r.split_once("</tbody>")).map(|(r, _)| r.to_owned());
+    assert_eq!(rows(&again), rows(&first), "the rows' kept HTML is what rendering them gave");
     assert!(!log.contains("cluster_tenants"), "the page again costs no read of the customers: {log}");
     assert_eq!(log.matches("data_generation").count(), 1, "{log}");
 

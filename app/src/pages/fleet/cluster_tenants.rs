@@ -8,6 +8,6 @@ mod new;
 
 pub use detail::ClusterTenantDetail;
 pub use edit::EditClusterTenant;
-pub use list::ClusterTenantList;
+pub use list::{ClusterTenantList, RowsShown};
 pub use members::ClusterTenantMembers;
 pub use new::NewClusterTenant;
