@@ -116,8 +116,8 @@ impl<K: PartialEq> KeptHtml<K> {
         Self { off: true, ..Self::default() }
     }
 
-    /// The HTML `render` gives for `input`: the kept one when an equal input was rendered last
-    /// (then `render` does not run), else `render`'s, kept for the next equal input.
+    /// The HTML `render` gives for `input`: the kept one when an equal input is among the last
+    /// rendered (then `render` does not run), else `render`'s, kept for the next equal input.
     pub fn html(&self, input: K, render: impl FnOnce(&K) -> String) -> Arc<str> {
         if self.off {
             return render(&input).into();
