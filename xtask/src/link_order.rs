@@ -12,8 +12,10 @@
 //! pages of its code, not one page here and there over the whole binary.
 //!
 //! Needs valgrind (Debian: `apt-get install valgrind`). Run it when the bench's idle RSS grows or
-//! its "link order" line reports many functions missing: names survive most edits (they carry the
-//! crate and the path, not the code), but a dependency's upgrade renames its functions.
+//! its "link order" line reports many functions missing: most names survive edits (they carry the
+//! crate and the path, not the code), but a dependency's upgrade renames its functions, and the
+//! functions ThinLTO made local to a code unit (`….llvm.<hash of the unit>`) are renamed by any
+//! edit to their unit (one page's change renamed 819 of 6,423).
 
 use std::{
     collections::{BTreeSet, HashMap},
