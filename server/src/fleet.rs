@@ -243,11 +243,8 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
                     task
                 }
                 Err(unavailable) => {
-                    let mut stop_rx = stop_rx;
                     let backend = std::sync::Arc::new(unavailable);
-                    tokio::spawn(provisioner::run(state.pool.clone(), backend, identity, async move {
-                        let _ = stop_rx.wait_for(|s| *s).await;
-                    }))
+                    tokio::spawn(provisioner::run(state.pool.clone(), backend, identity, provisioner::stopped(stop_rx)))
                 }
             }
         }
@@ -255,8 +252,18 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
     let public = start::bind(addr, "--port").await?;
     let internal = start::bind(SocketAddr::new(args.http.bind, args.internal_port), "--internal-port").await?;
     start::spawn_metrics(&args.http).await?;
-    let served = start::serve_fleet_on(public, internal, state, auth, http::shutdown_signal()).await;
-    let _ = stop_tx.send(true);
+    // A shutdown signal stops provisioning at once, so the reconciles under way finish while the
+    // HTTP server drains its requests (both within Kubernetes' default grace period).
+    let stop = std::sync::Arc::new(stop_tx);
+    let signal = {
+        let stop = stop.clone();
+        async move {
+            http::shutdown_signal().await;
+            let _ = stop.send(true);
+        }
+    };
+    let served = start::serve_fleet_on(public, internal, state, auth, signal).await;
+    let _ = stop.send(true);
     let _ = provisioning.await;
     served
 }

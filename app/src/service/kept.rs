@@ -18,7 +18,7 @@
 
 use std::{
     future::Future,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
 use opencrane_db::PgPool;
@@ -33,59 +33,50 @@ pub const LARGEST: usize = 1 << 20;
 /// The longest request key kept, in bytes.
 pub const LONGEST_KEY: usize = 512;
 
+/// A bounded room of kept things, oldest first: [`Kept`] answers or [`KeptHtml`] parts.
 #[derive(Debug)]
-struct Entry<V> {
-    key: String,
-    generation: Uuid,
-    value: Arc<V>,
-}
-
-/// One role's kept answers of one kind (in its settings, see [`crate::state`]).
-#[derive(Debug)]
-pub struct Kept<V> {
-    entries: Mutex<Vec<Entry<V>>>,
-    /// Keep nothing: every answer is read afresh (`--kept-answers false`).
+pub struct Room<E> {
+    entries: Mutex<Vec<E>>,
+    /// Keep nothing: every answer is read afresh and every part rendered (`--kept-answers false`).
     off: bool,
 }
 
-impl<V> Default for Kept<V> {
+impl<E> Default for Room<E> {
     fn default() -> Self {
         Self { entries: Mutex::new(Vec::new()), off: false }
     }
 }
 
-impl<V> Kept<V> {
-    /// Keeps nothing: every answer is read afresh, and no generation is read for it.
+impl<E> Room<E> {
+    /// Keeps nothing: every answer is read afresh (no generation is read for it), every part
+    /// rendered.
     pub fn off() -> Self {
         Self { off: true, ..Self::default() }
     }
 
-    fn get(&self, key: &str, generation: Uuid) -> Option<Arc<V>> {
-        let kept = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        kept.iter().find(|k| k.generation == generation && k.key == key).map(|k| Arc::clone(&k.value))
+    fn lock(&self) -> MutexGuard<'_, Vec<E>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn keep(&self, key: &str, generation: Uuid, value: &Arc<V>, bytes: usize) {
-        if key.len() > LONGEST_KEY || bytes > LARGEST {
-            return;
-        }
-        let mut kept = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        // An answer of another generation is never given again: those make room first.
-        kept.retain(|k| k.generation == generation && k.key != key);
+    /// Keeps `entry` beside those kept that `stays(kept, entry)` lets stay; the oldest makes room
+    /// beyond [`KEPT`].
+    fn put(&self, entry: E, stays: impl Fn(&E, &E) -> bool) {
+        let mut kept = self.lock();
+        kept.retain(|k| stays(k, &entry));
         if kept.len() >= KEPT {
             kept.remove(0);
         }
-        kept.push(Entry { key: key.to_owned(), generation, value: Arc::clone(value) });
+        kept.push(entry);
     }
 
-    /// Drops every kept answer (and the room they took).
+    /// Drops everything kept (and the room it took).
     pub fn forget(&self) {
-        *self.entries.lock().unwrap_or_else(PoisonError::into_inner) = Vec::new();
+        *self.lock() = Vec::new();
     }
 
-    /// How many answers are kept.
+    /// How many are kept.
     pub fn len(&self) -> usize {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.lock().len()
     }
 
     /// Whether none is.
@@ -94,28 +85,38 @@ impl<V> Kept<V> {
     }
 }
 
+/// One kept answer: the request's key, the generation it was read under, the answer.
+#[derive(Debug)]
+pub struct Entry<V> {
+    key: String,
+    generation: Uuid,
+    value: Arc<V>,
+}
+
+/// One role's kept answers of one kind (in its settings, see [`crate::state`]).
+pub type Kept<V> = Room<Entry<V>>;
+
+impl<V> Kept<V> {
+    fn get(&self, key: &str, generation: Uuid) -> Option<Arc<V>> {
+        self.lock().iter().find(|k| k.generation == generation && k.key == key).map(|k| Arc::clone(&k.value))
+    }
+
+    fn keep(&self, key: &str, generation: Uuid, value: &Arc<V>, bytes: usize) {
+        if key.len() > LONGEST_KEY || bytes > LARGEST {
+            return;
+        }
+        // An answer of another generation is never given again: those make room first.
+        let entry = Entry { key: key.to_owned(), generation, value: Arc::clone(value) };
+        self.put(entry, |kept, new| kept.generation == new.generation && kept.key != new.key);
+    }
+}
+
 /// Rendered HTML kept beside the input it was rendered from (compared whole, ages and all), and
 /// given again for an equal input: what it gives is what rendering that input gives, so no data
 /// generation is needed. Bounded like [`Kept`]: [`KEPT`] parts of at most [`LARGEST`] bytes.
-#[derive(Debug)]
-pub struct KeptHtml<K> {
-    entries: Mutex<Vec<(K, Arc<str>)>>,
-    /// Keep nothing: every part is rendered (`--kept-answers false`).
-    off: bool,
-}
-
-impl<K> Default for KeptHtml<K> {
-    fn default() -> Self {
-        Self { entries: Mutex::new(Vec::new()), off: false }
-    }
-}
+pub type KeptHtml<K> = Room<(K, Arc<str>)>;
 
 impl<K: PartialEq> KeptHtml<K> {
-    /// Keeps nothing: every part is rendered.
-    pub fn off() -> Self {
-        Self { off: true, ..Self::default() }
-    }
-
     /// The HTML `render` gives for `input`: the kept one when an equal input is among the last
     /// rendered (then `render` does not run), else `render`'s, kept for the next equal input.
     pub fn html(&self, input: K, render: impl FnOnce(&K) -> String) -> Arc<str> {
@@ -127,35 +128,10 @@ impl<K: PartialEq> KeptHtml<K> {
         }
         let html: Arc<str> = render(&input).into();
         if html.len() <= LARGEST {
-            let mut kept = self.lock();
-            kept.retain(|(k, _)| *k != input);
-            if kept.len() >= KEPT {
-                kept.remove(0);
-            }
-            kept.push((input, Arc::clone(&html)));
+            // One rendered meanwhile for an equal input makes room.
+            self.put((input, Arc::clone(&html)), |(kept, _), (new, _)| kept != new);
         }
         html
-    }
-}
-
-impl<K> KeptHtml<K> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(K, Arc<str>)>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Drops every kept part (and the room they took).
-    pub fn forget(&self) {
-        *self.lock() = Vec::new();
-    }
-
-    /// How many parts are kept.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

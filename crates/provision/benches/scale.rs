@@ -210,9 +210,10 @@ fn start(
 ) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let backend: Arc<dyn Backend> = backend.clone();
-    let task = tokio::spawn(worker::run(pool.clone(), backend, None, async move {
+    let stopped = async move {
         let _ = stopped.await;
-    }));
+    };
+    let task = tokio::spawn(worker::run(pool.clone(), backend, None, stopped, worker::DRAIN));
     (stop, task)
 }
 

@@ -118,12 +118,15 @@ impl Elector {
         }
     }
 
-    /// Runs `work` while this candidate holds the lease; stops it when the lease is lost (and
-    /// competes again), and returns when `shutdown` resolves — releasing the lease first when it
-    /// leads, so another replica takes over without waiting out the lease.
+    /// Runs `work` while this candidate holds the lease; stops it when the lease is lost (at
+    /// once: another replica may lead by then) and competes again. When `shutdown` resolves, a
+    /// leader tells `work` to stop through the receiver it was given (it turns `true`), keeps
+    /// renewing until `work` returns (its reconciles under way finish), then releases the lease so
+    /// another replica takes over without waiting it out; a candidate returns at once. `work`
+    /// must return soon after it is told to stop (the reconcile worker bounds its drain).
     pub async fn run_while_leader<F, Fut>(&self, mut work: F, shutdown: impl Future<Output = ()>)
     where
-        F: FnMut() -> Fut,
+        F: FnMut(tokio::sync::watch::Receiver<bool>) -> Fut,
         Fut: Future<Output = ()>,
     {
         tokio::pin!(shutdown);
@@ -159,17 +162,27 @@ impl Elector {
                     }
                 }
             };
+            let (stop, stopping) = tokio::sync::watch::channel(false);
+            let working = work(stopping);
+            tokio::pin!(renewals, working);
             tokio::select! {
-                () = &mut shutdown => {
-                    match self.release().await {
-                        Ok(released) => tracing::info!(identity = %self.identity, released, "leadership handed back"),
-                        Err(err) => tracing::warn!(error = %err, "could not release the lease; it expires by itself"),
-                    }
-                    return;
+                () = &mut shutdown => {}
+                () = &mut working => return,
+                () = &mut renewals => {
+                    tracing::warn!(identity = %self.identity, "lost the lease; provisioning stops here");
+                    continue;
                 }
-                () = work() => return,
-                () = renewals => tracing::warn!(identity = %self.identity, "lost the lease; provisioning stops here"),
             }
+            let _ = stop.send(true);
+            tokio::select! {
+                () = &mut working => {}
+                () = &mut renewals => tracing::warn!(identity = %self.identity, "lost the lease while stopping"),
+            }
+            match self.release().await {
+                Ok(released) => tracing::info!(identity = %self.identity, released, "leadership handed back"),
+                Err(err) => tracing::warn!(error = %err, "could not release the lease; it expires by itself"),
+            }
+            return;
         }
     }
 }

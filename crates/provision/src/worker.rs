@@ -9,6 +9,10 @@
 //! at once), the due list is read only as far as there are free slots, retries are spread by a
 //! jittered backoff ([`crate::reconcile::retry_after`]), and the reconciler has a small pool of
 //! its own ([`POOL_SIZE`]) so it never takes the connections the request path waits for.
+//!
+//! Stopping (a rolling update, a scale-down) starts no new reconcile and lets those under way
+//! finish, for at most the `drain` the caller gives ([`DRAIN`] in the server): a pass cut off
+//! between two applies is redone by the next fleet, which then writes what this one did not.
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -39,13 +43,19 @@ pub const APPLICATION_NAME: &str = "opencrane-reconciler";
 /// How often the due list is read without a notification (backoff deadlines are checked then).
 pub const POLL: Duration = Duration::from_secs(1);
 
-/// Runs until `shutdown` resolves; `identity` is the fleet's Zitadel, if configured. `pool`
-/// names the fleet database; the worker opens its own pool of [`POOL_SIZE`] on it.
+/// How long the reconciles under way may take to finish once the fleet stops; the HTTP server's
+/// drain runs beside it, both within Kubernetes' default grace period of 30 s.
+pub const DRAIN: Duration = Duration::from_secs(15);
+
+/// Runs until `shutdown` resolves, then lets the reconciles under way finish for at most `drain`
+/// and cuts off the rest; `identity` is the fleet's Zitadel, if configured. `pool` names the
+/// fleet database; the worker opens its own pool of [`POOL_SIZE`] on it.
 pub async fn run(
     pool: PgPool,
     backend: Arc<dyn Backend>,
     identity: Option<Arc<IdentityPlane>>,
     shutdown: impl Future<Output = ()> + Send,
+    drain: Duration,
 ) {
     let pool = PgPoolOptions::new()
         .max_connections(POOL_SIZE)
@@ -112,7 +122,18 @@ pub async fn run(
             }
         }
     }
-    tasks.shutdown().await;
+    if !tasks.is_empty() {
+        tracing::info!(under_way = tasks.len(), "stopping: the reconciles under way finish first");
+    }
+    let drained = tokio::time::timeout(drain, async { while tasks.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        tracing::warn!(
+            cut_off = tasks.len(),
+            drain_s = drain.as_secs_f32(),
+            "stopping: reconciles still under way are cut off; the next fleet redoes them"
+        );
+        tasks.shutdown().await;
+    }
     pool.close().await;
 }
 

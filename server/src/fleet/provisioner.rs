@@ -112,7 +112,7 @@ pub fn spawn_kubernetes(
     backend: Arc<KubernetesBackend>,
     zitadel: Option<Arc<IdentityPlane>>,
     identity: String,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> (tokio::task::JoinHandle<()>, app::state::HealthCheck) {
     let progress = Arc::new(AtomicI64::new(0));
     let check = {
@@ -135,34 +135,41 @@ pub fn spawn_kubernetes(
             &identity,
             Duration::from_secs(15),
         );
-        let work = || {
+        let work = |stopping: tokio::sync::watch::Receiver<bool>| {
             let (pool, backend, progress, registry) = (pool.clone(), backend.clone(), progress.clone(), &registry);
             let zitadel = zitadel.clone();
             async move {
                 let _reset = NotWatching(progress.clone());
-                let never = std::future::pending::<()>;
                 let worker_backend: Arc<dyn Backend> = backend.clone();
                 tokio::join!(
-                    opencrane_provision::worker::run(pool.clone(), worker_backend, zitadel, never()),
-                    backend.watch_resources(&pool, registry, &progress, never()),
+                    opencrane_provision::worker::run(
+                        pool.clone(),
+                        worker_backend,
+                        zitadel,
+                        stopped(stopping.clone()),
+                        opencrane_provision::worker::DRAIN,
+                    ),
+                    backend.watch_resources(&pool, registry, &progress, stopped(stopping)),
                 );
             }
         };
-        elector
-            .run_while_leader(work, async move {
-                let _ = shutdown.wait_for(|s| *s).await;
-            })
-            .await;
+        elector.run_while_leader(work, stopped(shutdown)).await;
     });
     (task, check)
 }
 
-/// Runs the reconciler for `backend` (and Zitadel, if configured) until `shutdown` resolves.
+/// Runs the reconciler for `backend` (and Zitadel, if configured) until `shutdown` resolves,
+/// then lets the reconciles under way finish (at most [`opencrane_provision::worker::DRAIN`]).
 pub async fn run(
     pool: opencrane_db::PgPool,
     backend: Arc<dyn Backend>,
     zitadel: Option<Arc<IdentityPlane>>,
     shutdown: impl Future<Output = ()> + Send,
 ) {
-    opencrane_provision::worker::run(pool, backend, zitadel, shutdown).await;
+    opencrane_provision::worker::run(pool, backend, zitadel, shutdown, opencrane_provision::worker::DRAIN).await;
+}
+
+/// Resolves once `stop` turns `true` (or its sender is gone).
+pub async fn stopped(mut stop: tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }

@@ -1,6 +1,6 @@
 //! Leader election against the fake API server (`opencrane-fake-kube`): exactly one holder, no
 //! takeover before expiry, takeover after it, a concurrent race has one winner, and a leader
-//! that shuts down hands the lease back at once.
+//! that shuts down lets its work finish, then hands the lease back at once.
 
 use std::time::Duration;
 
@@ -51,32 +51,46 @@ async fn work_runs_only_while_leading() {
     let started = std::sync::atomic::AtomicBool::new(false);
     candidate
         .run_while_leader(
-            || async { started.store(true, std::sync::atomic::Ordering::SeqCst) },
+            |_| async { started.store(true, std::sync::atomic::Ordering::SeqCst) },
             tokio::time::sleep(Duration::from_millis(300)),
         )
         .await;
     assert!(!started.load(std::sync::atomic::Ordering::SeqCst), "a candidate that does not hold the lease never works");
 }
 
+/// Shutting down, a leader tells its work to stop and keeps the lease while the work finishes
+/// (its reconciles under way), then hands the lease over at once.
 #[tokio::test]
-async fn a_leader_shutting_down_hands_the_lease_over_at_once() {
+async fn a_leader_shutting_down_lets_its_work_finish_then_hands_the_lease_over_at_once() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
     let (_fake, client) = setup().await;
     // A long lease: without the release, the candidate would wait five minutes.
     let lease = Duration::from_secs(300);
     let leader = Elector::new(client.clone(), "opencrane-system", "handover", "pod-a", lease);
     let candidate = Elector::new(client.clone(), "opencrane-system", "handover", "pod-b", lease);
     assert!(!candidate.release().await.unwrap(), "nothing to release before anyone holds it");
-    let worked = std::sync::atomic::AtomicBool::new(false);
+    let (worked, finished, held_while_finishing) =
+        (AtomicBool::new(false), AtomicBool::new(false), AtomicBool::new(false));
     leader
         .run_while_leader(
-            || async {
-                worked.store(true, std::sync::atomic::Ordering::SeqCst);
-                std::future::pending::<()>().await;
+            |mut stopping| {
+                let (worked, finished, held_while_finishing, candidate) =
+                    (&worked, &finished, &held_while_finishing, &candidate);
+                async move {
+                    worked.store(true, SeqCst);
+                    let _ = stopping.wait_for(|stop| *stop).await;
+                    // Finishing what is under way: the lease is still this leader's.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    held_while_finishing.store(!candidate.try_acquire_or_renew().await.unwrap(), SeqCst);
+                    finished.store(true, SeqCst);
+                }
             },
             tokio::time::sleep(Duration::from_millis(200)),
         )
         .await;
-    assert!(worked.load(std::sync::atomic::Ordering::SeqCst), "it led");
+    assert!(worked.load(SeqCst), "it led");
+    assert!(finished.load(SeqCst), "its work finished before it returned");
+    assert!(held_while_finishing.load(SeqCst), "the lease was kept while the work finished");
     assert!(candidate.try_acquire_or_renew().await.unwrap(), "released on shutdown: taken over at once");
     assert!(!leader.release().await.unwrap(), "a former holder releases nothing");
     assert!(!leader.try_acquire_or_renew().await.unwrap(), "and the new holder keeps it");

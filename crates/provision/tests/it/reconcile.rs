@@ -452,9 +452,10 @@ async fn a_fleet_starting_with_many_failing_customers_reconciles_them_a_few_at_a
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let backend: std::sync::Arc<dyn Backend> = storm.clone();
     let before = pool.size();
-    let run = tokio::spawn(worker::run(pool.clone(), backend, None, async move {
+    let stopped = async move {
         let _ = stopped.await;
-    }));
+    };
+    let run = tokio::spawn(worker::run(pool.clone(), backend, None, stopped, worker::DRAIN));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while storm.attempted.lock().unwrap().len() < CUSTOMERS {
         assert!(std::time::Instant::now() < deadline, "only {} attempted", storm.attempted.lock().unwrap().len());
@@ -490,4 +491,103 @@ async fn a_fleet_starting_with_many_failing_customers_reconciles_them_a_few_at_a
     assert_eq!(drawn, 0, "the worker drew connections from the caller's pool");
     assert!((1..=i64::from(worker::POOL_SIZE)).contains(&own), "{own} connections of its own");
     assert_eq!(failed, i64::try_from(CUSTOMERS).unwrap(), "each failed and waits out its backoff");
+}
+
+/// A backend whose first step waits at a gate until the test opens it, and that records which
+/// customers reached the step and which got past it (their step then fails).
+struct Gate {
+    open: tokio::sync::watch::Receiver<bool>,
+    entered: Mutex<Vec<String>>,
+    passed: Mutex<Vec<String>>,
+}
+
+impl Gate {
+    fn new(open: tokio::sync::watch::Receiver<bool>) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self { open, entered: Mutex::default(), passed: Mutex::default() })
+    }
+
+    async fn entered(&self, deadline: std::time::Instant) -> Vec<String> {
+        loop {
+            let entered = self.entered.lock().unwrap().clone();
+            if !entered.is_empty() {
+                return entered;
+            }
+            assert!(std::time::Instant::now() < deadline, "no reconcile reached the gate");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for Gate {
+    fn name(&self) -> &'static str {
+        "gate"
+    }
+
+    async fn converge(&self, _step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
+        self.entered.lock().unwrap().push(desired.name.clone());
+        let _ = self.open.clone().wait_for(|open| *open).await;
+        self.passed.lock().unwrap().push(desired.name.clone());
+        Err(StepFailure::new("NotConfigured", "the gate was shut", "Open it."))
+    }
+
+    async fn teardown(&self, _step: StepId, _name: &str, _delete: bool) -> Result<Teardown, StepFailure> {
+        Ok(Teardown::Removed("gone".into()))
+    }
+
+    fn silo_url(&self, _desired: &Desired) -> Option<String> {
+        None
+    }
+
+    fn bound_to(&self, desired: &Desired) -> String {
+        desired.namespace()
+    }
+}
+
+/// A fleet that stops (a rolling update) lets the reconciles under way finish — one cut off
+/// between two applies left its writes to the next fleet, which the restart's "zero writes" then
+/// counted — and starts no new one; a reconcile that outlasts the drain is cut off, so stopping
+/// never hangs.
+#[sqlx::test(migrator = "opencrane_db::FLEET_MIGRATOR")]
+async fn a_stopping_fleet_lets_the_reconciles_under_way_finish(pool: PgPool) {
+    use opencrane_provision::worker;
+    use std::time::{Duration, Instant};
+    seed(&pool, "acme", "Retain").await;
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let backend = Gate::new(gate);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stopped = async move {
+        let _ = stopped.await;
+    };
+    let worker_backend: std::sync::Arc<dyn Backend> = backend.clone();
+    let mut run = tokio::spawn(worker::run(pool.clone(), worker_backend, None, stopped, Duration::from_secs(60)));
+    assert_eq!(backend.entered(Instant::now() + Duration::from_secs(30)).await, ["acme"]);
+    stop.send(()).unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), &mut run).await.is_err(),
+        "the stopping worker returned with a reconcile under way"
+    );
+    // Due now, after the stop: not started.
+    seed(&pool, "late", "Retain").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    open.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), run).await.expect("the worker returned once it had drained").unwrap();
+    assert_eq!(*backend.passed.lock().unwrap(), ["acme"], "the reconcile under way finished");
+    assert_eq!(*backend.entered.lock().unwrap(), ["acme"], "no reconcile started once stopping");
+    let row = cluster_tenants::get(&pool, "acme").await.unwrap();
+    assert_eq!((row.phase.as_str(), row.failed_attempts), ("failed", 1), "its outcome was recorded");
+
+    // A reconcile that outlasts the drain is cut off.
+    let (_shut, gate) = tokio::sync::watch::channel(false);
+    let backend = Gate::new(gate);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stopped = async move {
+        let _ = stopped.await;
+    };
+    let worker_backend: std::sync::Arc<dyn Backend> = backend.clone();
+    let run = tokio::spawn(worker::run(pool.clone(), worker_backend, None, stopped, Duration::from_millis(200)));
+    backend.entered(Instant::now() + Duration::from_secs(30)).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), run).await.expect("cut off after its drain").unwrap();
+    assert!(backend.passed.lock().unwrap().is_empty(), "the gate never opened");
 }
