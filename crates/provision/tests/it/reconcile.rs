@@ -402,12 +402,33 @@ async fn a_wait_is_not_a_failure_until_it_lasts_too_long(pool: PgPool) {
 }
 
 /// A backend whose every customer fails its first step (like a fleet started without its base
-/// domain) and that records how many reconciles ran at the same time.
+/// domain), and that records how many reconciles ran at the same time and which customers reached
+/// the step and got past it. With a gate, each waits at the step until the gate opens.
 #[derive(Default)]
 struct Storm {
     running: AtomicUsize,
     most: AtomicUsize,
-    attempted: Mutex<std::collections::HashSet<String>>,
+    entered: Mutex<Vec<String>>,
+    passed: Mutex<Vec<String>>,
+    gate: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl Storm {
+    fn gated(gate: tokio::sync::watch::Receiver<bool>) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self { gate: Some(gate), ..Self::default() })
+    }
+
+    /// The customers that reached the step, once one has.
+    async fn entered(&self, deadline: std::time::Instant) -> Vec<String> {
+        loop {
+            let entered = self.entered.lock().unwrap().clone();
+            if !entered.is_empty() {
+                return entered;
+            }
+            assert!(std::time::Instant::now() < deadline, "no reconcile reached the step");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -419,8 +440,14 @@ impl Backend for Storm {
     async fn converge(&self, _step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        self.attempted.lock().unwrap().insert(desired.name.clone());
+        self.entered.lock().unwrap().push(desired.name.clone());
+        match &self.gate {
+            Some(gate) => {
+                let _ = gate.clone().wait_for(|open| *open).await;
+            }
+            None => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+        }
+        self.passed.lock().unwrap().push(desired.name.clone());
         self.running.fetch_sub(1, Ordering::SeqCst);
         Err(StepFailure::new("NotConfigured", "PLATFORM_BASE_DOMAIN is not set", "Set it."))
     }
@@ -457,8 +484,9 @@ async fn a_fleet_starting_with_many_failing_customers_reconciles_them_a_few_at_a
     };
     let run = tokio::spawn(worker::run(pool.clone(), backend, None, stopped, worker::DRAIN));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while storm.attempted.lock().unwrap().len() < CUSTOMERS {
-        assert!(std::time::Instant::now() < deadline, "only {} attempted", storm.attempted.lock().unwrap().len());
+    let attempted = || storm.passed.lock().unwrap().iter().collect::<std::collections::HashSet<_>>().len();
+    while attempted() < CUSTOMERS {
+        assert!(std::time::Instant::now() < deadline, "only {} attempted", attempted());
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     // The worker holds its own connections, not the ones the pages are served from.
@@ -493,57 +521,6 @@ async fn a_fleet_starting_with_many_failing_customers_reconciles_them_a_few_at_a
     assert_eq!(failed, i64::try_from(CUSTOMERS).unwrap(), "each failed and waits out its backoff");
 }
 
-/// A backend whose first step waits at a gate until the test opens it, and that records which
-/// customers reached the step and which got past it (their step then fails).
-struct Gate {
-    open: tokio::sync::watch::Receiver<bool>,
-    entered: Mutex<Vec<String>>,
-    passed: Mutex<Vec<String>>,
-}
-
-impl Gate {
-    fn new(open: tokio::sync::watch::Receiver<bool>) -> std::sync::Arc<Self> {
-        std::sync::Arc::new(Self { open, entered: Mutex::default(), passed: Mutex::default() })
-    }
-
-    async fn entered(&self, deadline: std::time::Instant) -> Vec<String> {
-        loop {
-            let entered = self.entered.lock().unwrap().clone();
-            if !entered.is_empty() {
-                return entered;
-            }
-            assert!(std::time::Instant::now() < deadline, "no reconcile reached the gate");
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl Backend for Gate {
-    fn name(&self) -> &'static str {
-        "gate"
-    }
-
-    async fn converge(&self, _step: StepId, desired: &Desired, _done_before: bool) -> Result<StepSuccess, StepFailure> {
-        self.entered.lock().unwrap().push(desired.name.clone());
-        let _ = self.open.clone().wait_for(|open| *open).await;
-        self.passed.lock().unwrap().push(desired.name.clone());
-        Err(StepFailure::new("NotConfigured", "the gate was shut", "Open it."))
-    }
-
-    async fn teardown(&self, _step: StepId, _name: &str, _delete: bool) -> Result<Teardown, StepFailure> {
-        Ok(Teardown::Removed("gone".into()))
-    }
-
-    fn silo_url(&self, _desired: &Desired) -> Option<String> {
-        None
-    }
-
-    fn bound_to(&self, desired: &Desired) -> String {
-        desired.namespace()
-    }
-}
-
 /// A fleet that stops (a rolling update) lets the reconciles under way finish — one cut off
 /// between two applies left its writes to the next fleet, which the restart's "zero writes" then
 /// counted — and starts no new one; a reconcile that outlasts the drain is cut off, so stopping
@@ -554,7 +531,7 @@ async fn a_stopping_fleet_lets_the_reconciles_under_way_finish(pool: PgPool) {
     use std::time::{Duration, Instant};
     seed(&pool, "acme", "Retain").await;
     let (open, gate) = tokio::sync::watch::channel(false);
-    let backend = Gate::new(gate);
+    let backend = Storm::gated(gate);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let stopped = async move {
         let _ = stopped.await;
@@ -579,7 +556,7 @@ async fn a_stopping_fleet_lets_the_reconciles_under_way_finish(pool: PgPool) {
 
     // A reconcile that outlasts the drain is cut off.
     let (_shut, gate) = tokio::sync::watch::channel(false);
-    let backend = Gate::new(gate);
+    let backend = Storm::gated(gate);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let stopped = async move {
         let _ = stopped.await;
