@@ -529,15 +529,19 @@ async fn a_fleet_starting_with_many_failing_customers_reconciles_them_a_few_at_a
 async fn a_stopping_fleet_lets_the_reconciles_under_way_finish(pool: PgPool) {
     use opencrane_provision::worker;
     use std::time::{Duration, Instant};
+    // The worker on `backend`, stopped when the returned sender sends.
+    let start = |backend: &std::sync::Arc<Storm>, drain: Duration| {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        let backend: std::sync::Arc<dyn Backend> = backend.clone();
+        (stop, tokio::spawn(worker::run(pool.clone(), backend, None, stopped, drain)))
+    };
     seed(&pool, "acme", "Retain").await;
     let (open, gate) = tokio::sync::watch::channel(false);
     let backend = Storm::gated(gate);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let stopped = async move {
-        let _ = stopped.await;
-    };
-    let worker_backend: std::sync::Arc<dyn Backend> = backend.clone();
-    let mut run = tokio::spawn(worker::run(pool.clone(), worker_backend, None, stopped, Duration::from_secs(60)));
+    let (stop, mut run) = start(&backend, Duration::from_secs(60));
     assert_eq!(backend.entered(Instant::now() + Duration::from_secs(30)).await, ["acme"]);
     stop.send(()).unwrap();
     assert!(
@@ -557,12 +561,7 @@ async fn a_stopping_fleet_lets_the_reconciles_under_way_finish(pool: PgPool) {
     // A reconcile that outlasts the drain is cut off.
     let (_shut, gate) = tokio::sync::watch::channel(false);
     let backend = Storm::gated(gate);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let stopped = async move {
-        let _ = stopped.await;
-    };
-    let worker_backend: std::sync::Arc<dyn Backend> = backend.clone();
-    let run = tokio::spawn(worker::run(pool.clone(), worker_backend, None, stopped, Duration::from_millis(200)));
+    let (stop, run) = start(&backend, Duration::from_millis(200));
     backend.entered(Instant::now() + Duration::from_secs(30)).await;
     stop.send(()).unwrap();
     tokio::time::timeout(Duration::from_secs(30), run).await.expect("cut off after its drain").unwrap();
