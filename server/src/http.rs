@@ -201,16 +201,46 @@ pub fn internal_router(state: AppState, auth: AuthConfig) -> Router {
         .layer(middleware::from_fn(|req, next| crate::metrics::track(Role::Fleet, req, next)))
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests
-/// (for at most 20 s).
+/// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests for
+/// at most [`DRAIN_TIMEOUT`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_draining(listener, router, shutdown, DRAIN_TIMEOUT).await
+}
+
+/// [`serve`] with a drain of `drain`: once `shutdown` resolves no connection is accepted, the
+/// requests under way may finish within `drain`, and then it returns whatever is still open
+/// (left to the process's exit), so that stopping never waits on a stuck request.
+pub async fn serve_draining(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    drain: Duration,
+) -> std::io::Result<()> {
+    let (signalled, draining) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    };
     let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown);
-    server.await
+        .with_graceful_shutdown(shutdown)
+        .into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        served = &mut server => return served,
+        _ = draining => {}
+    }
+    if let Ok(served) = tokio::time::timeout(drain, server).await {
+        return served;
+    }
+    tracing::warn!(
+        drain_s = drain.as_secs_f32(),
+        "stopping: requests still under way after the drain are left to the exit"
+    );
+    Ok(())
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
@@ -240,3 +270,70 @@ pub async fn shutdown_signal() {
 
 /// How long in-flight requests may take after a shutdown signal.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::{Read as _, Write as _},
+        sync::{
+            Arc,
+            atomic::{AtomicUsize, Ordering},
+        },
+    };
+
+    use super::*;
+
+    /// Stopping, the server lets a request under way finish, and one stuck past the drain does
+    /// not keep it from returning (before, the drain had no bound: a stuck request held the
+    /// fleet's shutdown until Kubernetes killed it).
+    #[tokio::test]
+    async fn a_drain_lets_requests_under_way_finish_and_cuts_off_a_stuck_one() {
+        let started = Arc::new(AtomicUsize::new(0));
+        let (quick_started, stuck_started) = (started.clone(), started.clone());
+        let router = Router::new()
+            .route(
+                "/quick",
+                get(move || async move {
+                    quick_started.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    "done"
+                }),
+            )
+            .route(
+                "/stuck",
+                get(move || async move {
+                    stuck_started.fetch_add(1, Ordering::SeqCst);
+                    std::future::pending::<&'static str>().await
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        let served = tokio::spawn(serve_draining(listener, router, shutdown, Duration::from_millis(600)));
+        let ask = move |path: &'static str| {
+            tokio::task::spawn_blocking(move || {
+                let mut stream = std::net::TcpStream::connect(addr).unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                write!(stream, "GET {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n").unwrap();
+                let mut answer = String::new();
+                let _ = stream.read_to_string(&mut answer);
+                answer
+            })
+        };
+        let (quick, _stuck) = (ask("/quick"), ask("/stuck"));
+        while started.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.send(()).unwrap();
+        let quick = quick.await.unwrap();
+        assert!(quick.starts_with("HTTP/1.1 200") && quick.ends_with("done"), "{quick}");
+        tokio::time::timeout(Duration::from_secs(10), served)
+            .await
+            .expect("serving returned once the drain was over")
+            .unwrap()
+            .unwrap();
+    }
+}
