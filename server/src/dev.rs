@@ -248,7 +248,7 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         http::shutdown_signal().await;
         let _ = stop_tx.send(true);
     });
-    let stopped = provisioner::stopped;
+    let stopped = start::stopped;
     // Without --zitadel-mgmt-api-url the identity step says so and the silos use the dev login.
     let worker = tokio::spawn(provisioner::run(fleet_pool.clone(), backend, identity_plane, stopped(stop_rx.clone())));
     let fleet_server = tokio::spawn(start::serve_fleet_on(

@@ -244,7 +244,7 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
                 }
                 Err(unavailable) => {
                     let backend = std::sync::Arc::new(unavailable);
-                    tokio::spawn(provisioner::run(state.pool.clone(), backend, identity, provisioner::stopped(stop_rx)))
+                    tokio::spawn(provisioner::run(state.pool.clone(), backend, identity, start::stopped(stop_rx)))
                 }
             }
         }

@@ -244,6 +244,12 @@ pub async fn serve_on(
     Ok(())
 }
 
+/// Resolves once `stop` turns `true` (or its sender is gone): the shutdown of a task told by a
+/// `watch` channel.
+pub async fn stopped(mut stop: tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
 /// Serves the fleet: its role on `public`, its internal API for silos on `internal`, both until
 /// `shutdown` resolves.
 pub async fn serve_fleet_on(
@@ -253,18 +259,15 @@ pub async fn serve_fleet_on(
     auth: AuthConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
     tracing::info!(addr = %internal.local_addr()?, "internal API listening");
     let router = http::internal_router(state.clone(), auth.clone());
-    let internal = tokio::spawn(http::serve(internal, router, wait(stopped.clone())));
-    let served = serve_on(public, state, auth, wait(stopped)).await;
+    let internal = tokio::spawn(http::serve(internal, router, stopped(stopping.clone())));
+    let served = serve_on(public, state, auth, stopped(stopping)).await;
     internal.await.context("the internal API's task failed")?.context("serving the internal API")?;
     served
 }

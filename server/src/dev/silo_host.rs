@@ -130,11 +130,7 @@ impl DevSiloHost {
         sync::spawn(link, launch.name.clone(), pool, portal, stopped.clone());
         let name = launch.name.clone();
         let task = tokio::spawn(async move {
-            let mut rx = stopped;
-            let shutdown = async move {
-                let _ = rx.wait_for(|s| *s).await;
-            };
-            if let Err(err) = start::serve_on(listener, state, auth, shutdown).await {
+            if let Err(err) = start::serve_on(listener, state, auth, start::stopped(stopped)).await {
                 tracing::error!(cluster_tenant = %name, error = %format!("{err:#}"), "silo server failed");
             }
         });

@@ -146,14 +146,14 @@ pub fn spawn_kubernetes(
                         pool.clone(),
                         worker_backend,
                         zitadel,
-                        stopped(stopping.clone()),
+                        crate::start::stopped(stopping.clone()),
                         opencrane_provision::worker::DRAIN,
                     ),
-                    backend.watch_resources(&pool, registry, &progress, stopped(stopping)),
+                    backend.watch_resources(&pool, registry, &progress, crate::start::stopped(stopping)),
                 );
             }
         };
-        elector.run_while_leader(work, stopped(shutdown)).await;
+        elector.run_while_leader(work, crate::start::stopped(shutdown)).await;
     });
     (task, check)
 }
@@ -167,9 +167,4 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) {
     opencrane_provision::worker::run(pool, backend, zitadel, shutdown, opencrane_provision::worker::DRAIN).await;
-}
-
-/// Resolves once `stop` turns `true` (or its sender is gone).
-pub async fn stopped(mut stop: tokio::sync::watch::Receiver<bool>) {
-    let _ = stop.wait_for(|s| *s).await;
 }
