@@ -54,7 +54,10 @@ fn the_create_forms_of_both_roles_work_without_javascript() {
     fill(&browser, "#delete-confirm", "nojs-acm");
     browser.click(&browser.wait("input[name=termination-policy][value=Delete]"));
     browser.click(&browser.wait("#delete-form button[type=submit]"));
-    let why = browser.text(&browser.wait("[role=dialog] [role=alert]"));
+    // Read through the page load the post starts (the old page's element goes stale under it).
+    let why = browser.wait_for("the refusal", || {
+        browser.text_of("[role=dialog] [role=alert]").filter(|t| t.contains("Type “nojs-acme” to confirm"))
+    });
     assert!(why.contains("Type “nojs-acme” to confirm"), "unexpected refusal: {why}");
     assert_eq!(browser.value(&browser.wait("#delete-confirm")), "nojs-acm", "what was typed is kept");
     fill(&browser, "#delete-confirm", "nojs-acme");
