@@ -124,6 +124,11 @@ pub struct ClusterArgs {
     /// DNS-01 only).
     #[arg(long = "ingress-class", env = "OPENCRANE_INGRESS_CLASS")]
     pub ingress_class: Option<String>,
+    /// Where the silos reach this fleet's internal API (the fleet chart sets it from its internal
+    /// Service); unset, the silo profile's default
+    /// (`opencrane-fleet-manager-internal.opencrane-system`).
+    #[arg(long = "fleet-internal-url", env = "OPENCRANE_FLEET_INTERNAL_URL", value_parser = parse_http_url)]
+    pub fleet_internal_url: Option<String>,
 }
 
 impl ClusterArgs {
@@ -167,6 +172,16 @@ pub struct ProvisionRenderArgs {
     /// Print the silo release's values instead of the objects.
     #[arg(long)]
     pub release_values: bool,
+    /// With --release-values: the fleet's OpenID issuer (its `OIDC_ISSUER_URL`), which a silo
+    /// with an organisation's login app signs in at.
+    #[arg(long, requires = "release_values")]
+    pub oidc_issuer_url: Option<String>,
+    /// With --release-values: the organisation's login app, as the identity step records it.
+    #[arg(long, requires_all = ["release_values", "zitadel_org_id"])]
+    pub zitadel_client_id: Option<String>,
+    /// With --release-values: the organisation's Zitadel id, as the identity step records it.
+    #[arg(long, requires_all = ["release_values", "zitadel_client_id"])]
+    pub zitadel_org_id: Option<String>,
     /// Render as on a cluster running Cilium (the provisioner discovers it by its CRD): adds the
     /// identity layer's default-deny CiliumNetworkPolicy.
     #[arg(long)]
@@ -932,6 +947,14 @@ pub fn parse_flag(value: &str) -> Result<bool, String> {
         "true" | "1" | "on" | "yes" => Ok(true),
         "false" | "0" | "off" | "no" => Ok(false),
         other => Err(format!("expected true or false (or 1/0, on/off, yes/no), got “{other}”")),
+    }
+}
+
+fn parse_http_url(value: &str) -> Result<String, String> {
+    let url = value.trim().trim_end_matches('/');
+    match url.split_once("://") {
+        Some(("http" | "https", rest)) if !rest.is_empty() => Ok(url.to_owned()),
+        _ => Err(format!("expected an http(s) URL, got “{value}”")),
     }
 }
 

@@ -216,7 +216,9 @@ async fn serve_everything(args: &DevArgs, postgres: &LocalPostgres) -> anyhow::R
         ProvisionerKind::Kubernetes => {
             let truth = fleet.fleet().ok().and_then(|f| f.dns.clone());
             let base = args.platform_base_domain.as_deref();
-            match provisioner::kubernetes_backend(base, None, &args.cluster, truth).await {
+            match provisioner::kubernetes_backend(base, None, &args.cluster, args.oidc.issuer_url.as_deref(), truth)
+                .await
+            {
                 Ok(backend) => backend,
                 Err(unavailable) => Arc::new(unavailable),
             }

@@ -234,7 +234,15 @@ pub async fn run_fleet(args: FleetArgs) -> anyhow::Result<()> {
         ProvisionerKind::Kubernetes => {
             let base = args.platform_base_domain.as_deref();
             let truth = state.fleet().ok().and_then(|f| f.dns.clone());
-            match provisioner::kubernetes_backend(base, args.namespace.as_deref(), &args.cluster, truth).await {
+            match provisioner::kubernetes_backend(
+                base,
+                args.namespace.as_deref(),
+                &args.cluster,
+                args.auth.oidc.issuer_url.as_deref(),
+                truth,
+            )
+            .await
+            {
                 Ok(backend) => {
                     let pod =
                         args.cluster.pod_name.clone().unwrap_or_else(|| format!("fleet-{}", uuid::Uuid::new_v4()));

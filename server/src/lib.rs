@@ -125,12 +125,19 @@ fn provision_render(args: &cli::ProvisionRenderArgs) -> anyhow::Result<()> {
         serde_yaml_ng::from_str(&text).context("the file is not a ClusterTenant resource")?;
     let name = resource.metadata.name.clone().unwrap_or_default();
     let generation = resource.metadata.generation.unwrap_or(1);
-    let desired = opencrane_provision::spec::Desired::from_resource(&name, &resource.spec, generation)
+    let mut desired = opencrane_provision::spec::Desired::from_resource(&name, &resource.spec, generation)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut settings = opencrane_provision::build::ClusterSettings::new(args.base_domain.clone());
     settings.ingress_ip = args.ingress_ip;
+    settings.oidc_issuer_url = args.oidc_issuer_url.clone();
+    if let (Some(client_id), Some(org_id)) = (&args.zitadel_client_id, &args.zitadel_org_id) {
+        desired.identity =
+            Some(opencrane_provision::spec::SiloIdentity { org_id: org_id.clone(), client_id: client_id.clone() });
+    }
     if args.release_values {
-        return write_stdout(&serde_yaml_ng::to_string(&opencrane_provision::build::release_values(&desired))?);
+        let values = opencrane_provision::build::release_values(&desired, &settings)
+            .map_err(|missing| anyhow::anyhow!("{missing}: pass --oidc-issuer-url"))?;
+        return write_stdout(&serde_yaml_ng::to_string(&values)?);
     }
     let mut out = String::new();
     for object in opencrane_provision::build::all_objects(&desired, &settings, args.cilium) {

@@ -3,7 +3,8 @@
 //! the Kubernetes backend run against the fake API server (`opencrane-fake-kube`: no
 //! kube-apiserver can run here) and the fake `helm`/`kubectl` executables, on a real fleet
 //! database; the bench plays CloudNativePG and the silos (each namespace gets its database's app
-//! Secret and its manager's Deployment up front; one loopback listener answers every `/readyz`).
+//! Secret and its manager's Deployment up front, rolled out and ready; each fake `helm upgrade`
+//! stamps its release fingerprint on that Deployment, as the real chart would).
 //!
 //! Prints: the time for a fleet to provision [`CUSTOMERS`] customers; the time for a restarted
 //! fleet to re-converge all of them and the writes it sent the API server meanwhile (the target is
@@ -24,10 +25,7 @@
 use std::{
     io::{BufRead as _, BufReader, Write as _},
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -43,29 +41,39 @@ use opencrane_provision::{
 };
 use serde_json::json;
 use sqlx::{PgPool, postgres::PgPoolOptions};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// Customers of the restart figure (`SCALE_CUSTOMERS` overrides it for a quick look).
 const CUSTOMERS: usize = 1_000;
 /// Customers created at once while the fleet runs.
 const BURST: usize = 100;
 
-/// Answers every request with 200 and counts them (one per readiness check).
-async fn silos(checks: Arc<AtomicUsize>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+/// Plays Helm's effect on the manager Deployment: every fake `helm upgrade` since the last look
+/// stamps the fingerprint it was given on its namespace's Deployment (metadata only, so the
+/// rolled-out status stays true). Runs until the bench ends.
+fn stamp_fingerprints(client: kube::Client, fakes: Arc<Fakes>) {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Patch, PatchParams};
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let checks = checks.clone();
-            tokio::spawn(async move {
-                let mut buf = [0u8; 1024];
-                let _ = socket.read(&mut buf).await;
-                checks.fetch_add(1, Ordering::SeqCst);
-                let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").await;
-            });
+        let mut seen = 0;
+        loop {
+            let calls = fakes.calls();
+            for (_, args, _) in
+                calls.iter().skip(seen).filter(|(tool, args, _)| tool == "helm" && args.iter().any(|a| a == "upgrade"))
+            {
+                let ns = args.iter().skip_while(|a| *a != "--namespace").nth(1).cloned().unwrap_or_default();
+                let fingerprint = args
+                    .iter()
+                    .find_map(|a| a.strip_prefix("clustertenantManager.releaseFingerprint="))
+                    .unwrap_or_default();
+                let patch = json!({"metadata": {"annotations": {"opencrane.io/release-fingerprint": fingerprint}}});
+                let _ = Api::<Deployment>::namespaced(client.clone(), &ns)
+                    .patch("opencrane-silo-manager", &PatchParams::default(), &Patch::Merge(&patch))
+                    .await;
+            }
+            seen = calls.len();
+            tokio::time::sleep(Duration::from_millis(250)).await;
         }
     });
-    url
 }
 
 /// Plays CloudNativePG and Helm's effect for `name`: its namespace with the database's app
@@ -142,7 +150,9 @@ const FAKE_API_ENV: &str = "OPENCRANE_SCALE_FAKE_API";
 
 /// The fake API server in a process of its own: this binary run again with [`FAKE_API_ENV`]
 /// ([`serve_fake`]). It prints its URL, then answers each line on its standard input with the
-/// writes (every request but a GET) it has had so far, as one JSON line; it ends with its input.
+/// writes (every request but a GET) it has had so far, as one JSON line (or, for the line
+/// `pod-lists`, how many times the manager's Pods were listed: once per readiness check); it ends
+/// with its input.
 struct FakeProcess {
     child: Child,
     input: ChildStdin,
@@ -174,6 +184,15 @@ impl FakeProcess {
         serde_json::from_str(&line).expect("the fake API server's writes")
     }
 
+    /// How many readiness checks listed a manager's Pods so far.
+    fn pod_lists(&mut self) -> usize {
+        writeln!(self.input, "pod-lists").unwrap();
+        self.input.flush().unwrap();
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        line.trim().parse().expect("the fake API server's count")
+    }
+
     fn rss_mib(&self) -> f64 {
         rss_mib(&self.child.id().to_string())
     }
@@ -189,11 +208,19 @@ impl Drop for FakeProcess {
 /// [`FakeProcess`]'s side: serves the fake API server until standard input ends.
 async fn serve_fake() {
     let fake = FakeApiServer::start().await.unwrap();
+    // Plays the kubelet: every manager Deployment is rolled out and ready as it is created.
+    fake.settle(
+        "deployments",
+        json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
+    );
     println!("{}", fake.url());
     tokio::task::spawn_blocking(move || {
         for line in std::io::stdin().lines() {
-            if line.is_err() {
-                break;
+            let Ok(line) = line else { break };
+            if line == "pod-lists" {
+                let lists = fake.requests().iter().filter(|(m, p)| m == "GET" && p.contains("/pods?")).count();
+                println!("{lists}");
+                continue;
             }
             let writes: Vec<_> = fake.requests().into_iter().filter(|(method, _)| method != "GET").collect();
             println!("{}", serde_json::to_string(&writes).unwrap());
@@ -239,14 +266,13 @@ async fn main() {
         .create(&PostParams::default(), &default)
         .await
         .unwrap();
-    let fakes = Fakes::new("scale-bench");
-    let checks = Arc::new(AtomicUsize::new(0));
+    let fakes = Arc::new(Fakes::new("scale-bench"));
     let mut cluster = ClusterSettings::new("example.com");
     cluster.ingress_ip = Some("203.0.113.7".parse().unwrap());
     let charts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts");
     let mut settings = KubernetesSettings::new(cluster, "opencrane-system", charts);
     settings.tools = fakes.tools();
-    settings.readiness_url = silos(checks.clone()).await;
+    stamp_fingerprints(client.clone(), fakes.clone());
     let backend = Arc::new(KubernetesBackend::new(client.clone(), settings));
 
     let customers: usize = std::env::var("SCALE_CUSTOMERS").ok().and_then(|n| n.parse().ok()).unwrap_or(CUSTOMERS);
@@ -269,9 +295,9 @@ async fn main() {
     task.await.unwrap();
 
     // A restart: every customer is reconciled once more (each pass checks its silo's readiness).
-    let (checks_before, writes_before) = (checks.load(Ordering::SeqCst), fake.writes().len());
+    let (checks_before, writes_before) = (fake.pod_lists(), fake.writes().len());
     let (stop, task) = start(&pool, &backend);
-    let restarted = until("the restart", async || checks.load(Ordering::SeqCst) >= checks_before + customers).await;
+    let restarted = until("the restart", async || fake.pod_lists() >= checks_before + customers).await;
     let restart_writes: Vec<_> = fake.writes().into_iter().skip(writes_before).collect();
     // What they were, by kind (method and path with the customer's name taken out).
     let mut kinds = std::collections::BTreeMap::<String, usize>::new();

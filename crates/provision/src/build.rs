@@ -51,6 +51,9 @@ pub struct ClusterSettings {
     /// The fleet chart's ClusterRole with what installing a silo release needs inside its
     /// namespace (never bound cluster-wide).
     pub installer_role: String,
+    /// The OpenID issuer the silos sign their organisation's users in with (the fleet's Zitadel):
+    /// a silo given an organisation's login app cannot start without it.
+    pub oidc_issuer_url: Option<String>,
 }
 
 impl ClusterSettings {
@@ -65,6 +68,7 @@ impl ClusterSettings {
             storage_class: None,
             fleet_service_account: ("opencrane-system".into(), "opencrane-fleet-manager".into()),
             installer_role: "opencrane-fleet-silo-installer".into(),
+            oidc_issuer_url: None,
         }
     }
 
@@ -258,8 +262,9 @@ pub fn dns(desired: &Desired, settings: &ClusterSettings) -> Vec<Value> {
 
 /// Step 6: the values the silo release gets on top of the fleet-managed profile (a values file,
 /// so booleans and numbers keep their types), so that it uses the pipeline's database and leaves
-/// the DNS record and the vanity certificate to the pipeline; no replicas while suspended.
-pub fn release_values(desired: &Desired) -> Value {
+/// the DNS record and the vanity certificate to the pipeline; the organisation's login app with
+/// the issuer it belongs to; no replicas while suspended.
+pub fn release_values(desired: &Desired, settings: &ClusterSettings) -> Result<Value, MissingSetting> {
     let mut values = json!({
         "clustertenantManager": {
             "database": {
@@ -274,13 +279,73 @@ pub fn release_values(desired: &Desired) -> Value {
         values["clusterTenant"]["vanityDomain"] = json!(vanity);
     }
     if let Some(identity) = &desired.identity {
-        // The organisation's own login app: the silo signs in only this organisation's users.
+        // The organisation's own login app: the silo signs in only this organisation's users, at
+        // the issuer the app lives in (without it the manager refuses to start).
+        let issuer = settings.oidc_issuer_url.as_deref().filter(|i| !i.trim().is_empty()).ok_or(MissingSetting {
+            setting: "OIDC_ISSUER_URL",
+            why: "the customer has a login app in Zitadel, and its silo signs people in at the issuer that app lives in",
+        })?;
         values["clusterTenant"]["zitadel"] = json!({ "clientId": identity.client_id, "orgId": identity.org_id });
+        values["clustertenantManager"]["oidc"] = json!({ "issuerUrl": issuer });
     }
     if desired.suspended {
         values["clustertenantManager"]["replicas"] = json!(0);
     }
-    values
+    Ok(values)
+}
+
+/// A fleet setting a silo's release needs and the fleet does not have.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{setting} is not set on the fleet-manager, and {why}")]
+pub struct MissingSetting {
+    /// The fleet-manager's variable.
+    pub setting: &'static str,
+    /// Why the silo needs it.
+    pub why: &'static str,
+}
+
+/// The annotation on the silo manager's Deployment that records what the release was rendered
+/// from ([`release_fingerprint`]).
+pub const RELEASE_FINGERPRINT: &str = "opencrane.io/release-fingerprint";
+
+/// The fingerprint of a silo release: the chart's content (`chart_digest`, see
+/// [`chart_digest`]) and every input of the install (values, image tag, host, fleet link,
+/// Cilium). A fleet whose chart or settings changed, or a customer whose values did, gets a new
+/// one, and the release step upgrades the release.
+pub fn release_fingerprint(chart_digest: &str, inputs: &Value) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(chart_digest.as_bytes());
+    hash.update([0]);
+    hash.update(inputs.to_string().as_bytes());
+    let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256-{hex}")
+}
+
+/// The SHA-256 of every file under the chart directory `dir` (names and contents, in name
+/// order): what Helm renders from, so any edit to a template, a profile or the chart's version
+/// changes it.
+pub fn chart_digest(dir: &std::path::Path) -> std::io::Result<String> {
+    use sha2::{Digest as _, Sha256};
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() { files(&path, out)? } else { out.push(path) }
+        }
+        Ok(())
+    }
+    let mut paths = Vec::new();
+    files(dir, &mut paths)?;
+    paths.sort();
+    let mut hash = Sha256::new();
+    for path in paths {
+        let relative = path.strip_prefix(dir).unwrap_or(&path);
+        hash.update(relative.to_string_lossy().as_bytes());
+        hash.update([0]);
+        hash.update(std::fs::read(&path)?);
+        hash.update([0]);
+    }
+    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Every object the pipeline applies itself, in step order (for `opencrane provision render`
@@ -371,27 +436,48 @@ mod tests {
 
     #[test]
     fn the_release_uses_the_pipelines_database_and_scales_to_zero_when_suspended() {
-        let values = release_values(&desired());
+        let settings = ClusterSettings::new("example.com");
+        let values = release_values(&desired(), &settings).unwrap();
         assert_eq!(values["clustertenantManager"]["database"]["existingSecret"], "opencrane-silo-db-app");
         assert_eq!(values["clustertenantManager"]["database"]["cnpg"]["enabled"], false);
         assert!(values["clustertenantManager"].get("replicas").is_none());
-        let suspended = release_values(&Desired { suspended: true, ..desired() });
+        let suspended = release_values(&Desired { suspended: true, ..desired() }, &settings).unwrap();
         assert_eq!(suspended["clustertenantManager"]["replicas"], 0);
         assert!(values.get("clusterTenant").is_none(), "no vanity host, no organisation yet");
     }
 
     #[test]
-    fn the_release_carries_the_organisations_login_app_next_to_the_vanity_host() {
+    fn the_release_carries_the_organisations_login_app_and_its_issuer_next_to_the_vanity_host() {
         let identity = crate::spec::SiloIdentity { org_id: "3001".into(), client_id: "3004@opencrane".into() };
-        let values = release_values(&Desired {
-            vanity_domain: Some("portal.acme.io".into()),
-            identity: Some(identity),
-            ..desired()
-        });
+        let with_identity =
+            Desired { vanity_domain: Some("portal.acme.io".into()), identity: Some(identity), ..desired() };
+        let mut settings = ClusterSettings::new("example.com");
+        // A silo with a login app but no issuer cannot start: the fleet refuses to render it.
+        let missing = release_values(&with_identity, &settings).unwrap_err();
+        assert_eq!(missing.setting, "OIDC_ISSUER_URL");
+        assert!(missing.to_string().starts_with("OIDC_ISSUER_URL is not set on the fleet-manager"), "{missing}");
+        settings.oidc_issuer_url = Some("https://login.example.com".into());
+        let values = release_values(&with_identity, &settings).unwrap();
         assert_eq!(
             values["clusterTenant"],
             json!({ "vanityDomain": "portal.acme.io", "zitadel": { "clientId": "3004@opencrane", "orgId": "3001" } })
         );
+        assert_eq!(values["clustertenantManager"]["oidc"], json!({ "issuerUrl": "https://login.example.com" }));
+    }
+
+    #[test]
+    fn the_fingerprint_follows_the_chart_and_every_input() {
+        let inputs = json!({ "values": release_values(&desired(), &ClusterSettings::new("example.com")).unwrap() });
+        let base = release_fingerprint("chart-a", &inputs);
+        assert!(base.starts_with("sha256-") && base.len() == 71, "{base}");
+        assert_eq!(base, release_fingerprint("chart-a", &inputs), "stable");
+        assert_ne!(base, release_fingerprint("chart-b", &inputs), "a new chart is a new release");
+        let suspended = json!({ "values": release_values(&Desired { suspended: true, ..desired() }, &ClusterSettings::new("example.com")).unwrap() });
+        assert_ne!(base, release_fingerprint("chart-a", &suspended), "new values are a new release");
+        let charts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts/opencrane-silo");
+        let digest = chart_digest(&charts).unwrap();
+        assert_eq!(digest, chart_digest(&charts).unwrap());
+        assert_eq!(digest.len(), 64);
     }
 
     #[test]

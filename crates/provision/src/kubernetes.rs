@@ -55,8 +55,6 @@ pub struct KubernetesSettings {
     pub tools: opencrane_deploy::run::Tools,
     /// How long Helm may wait for a release.
     pub helm_timeout: String,
-    /// Where a silo's manager answers inside the cluster; `{namespace}` is replaced.
-    pub readiness_url: String,
     /// The fleet's DNS probes: with them, the `dns` step waits until the customer's record
     /// resolves to the ingress address at the zone's nameservers.
     pub dns_truth: Option<std::sync::Arc<crate::dns_truth::DnsTruth>>,
@@ -72,7 +70,6 @@ impl KubernetesSettings {
             charts_dir: charts_dir.into(),
             tools: opencrane_deploy::run::Tools::resolve(None, None, None),
             helm_timeout: "10m".into(),
-            readiness_url: "http://opencrane-silo-manager.{namespace}.svc.cluster.local:8080".into(),
             dns_truth: None,
         }
     }
@@ -86,6 +83,8 @@ pub struct KubernetesBackend {
     /// Whether the cluster runs Cilium (its CiliumNetworkPolicy CRD exists), and when that was
     /// last looked at: discovered, never configured, at most every [`CILIUM_RECHECK`].
     cilium: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
+    /// The silo chart's digest (or why it could not be read), once per process.
+    chart_digest: std::sync::OnceLock<Result<String, String>>,
 }
 
 /// How long a Cilium discovery is believed.
@@ -96,6 +95,9 @@ pub const CILIUM_CRD: &str = "ciliumnetworkpolicies.cilium.io";
 
 /// The release name every silo gets.
 pub const RELEASE: &str = "opencrane";
+
+/// The silo manager's Deployment (the chart's name for it with release [`RELEASE`]).
+pub const MANAGER: &str = "opencrane-silo-manager";
 
 /// The resource of an object by its apiVersion and kind (the kinds the pipeline applies).
 fn resource(api_version: &str, kind: &str) -> Option<ApiResource> {
@@ -169,7 +171,7 @@ impl KubernetesBackend {
     pub fn new(client: Client, settings: KubernetesSettings) -> Self {
         let reporter = kube::runtime::events::Reporter { controller: FIELD_MANAGER.into(), instance: None };
         let events = kube::runtime::events::Recorder::new(client.clone(), reporter);
-        Self { client, settings, events, cilium: std::sync::Mutex::new(None) }
+        Self { client, settings, events, cilium: std::sync::Mutex::new(None), chart_digest: std::sync::OnceLock::new() }
     }
 
     /// Whether the cluster runs Cilium (its CiliumNetworkPolicy CRD exists), re-checked every

@@ -63,6 +63,7 @@ pub async fn kubernetes_backend(
     base_domain: Option<&str>,
     fleet_namespace: Option<&str>,
     args: &crate::cli::ClusterArgs,
+    oidc_issuer_url: Option<&str>,
     dns_truth: Option<Arc<opencrane_provision::dns_truth::DnsTruth>>,
 ) -> Result<Arc<KubernetesBackend>, ProvisioningUnavailable> {
     let Some(base_domain) = base_domain else {
@@ -85,8 +86,11 @@ pub async fn kubernetes_backend(
     cluster.fleet_service_account = (namespace.clone(), args.service_account.clone());
     cluster.installer_role = args.silo_installer_role.clone();
     cluster.issuer.1 = args.cert_issuer_name.clone();
+    // The silos sign their organisations' users in at the fleet's own issuer (one Zitadel).
+    cluster.oidc_issuer_url = oidc_issuer_url.map(str::to_owned);
     let mut settings = KubernetesSettings::new(cluster, namespace, args.charts_dir.clone());
     settings.dns_truth = dns_truth;
+    settings.fleet_internal_url = args.fleet_internal_url.clone();
     Ok(Arc::new(KubernetesBackend::new(client, settings)))
 }
 

@@ -88,6 +88,11 @@ impl KubernetesBackend {
                 ));
             }
         }
+        if done_before {
+            // A re-check: the row keeps what the pass that did the work said (whether the record
+            // could be checked, what it waited for).
+            return Ok(StepSuccess::unchanged("Applied"));
+        }
         Ok(StepSuccess::done("Applied", applied))
     }
 

@@ -2,6 +2,11 @@
 //! (the code path of `opencrane deploy silo`) with the fleet-managed profile and the values of
 //! [`build::release_values`]; Helm's trimmed output becomes the step's message. Uninstalled
 //! first on deletion.
+//!
+//! The release carries its fingerprint ([`build::release_fingerprint`]: the chart's content and
+//! every input) on the manager's Deployment; a release whose fingerprint differs from what the
+//! fleet would render now — a new chart shipped with the fleet, changed fleet settings, a
+//! customer's new values — is upgraded, so a fleet upgrade reaches every existing silo.
 
 use super::{KubernetesBackend, KubernetesSettings, RELEASE};
 use crate::{
@@ -22,16 +27,42 @@ impl KubernetesBackend {
         if let Some(credential) = &desired.silo_credential {
             self.apply(&build::silo_credential_secret(desired, credential)).await?;
         }
-        if done_before && self.exists("apps/v1", "Deployment", Some(&ns), "opencrane-silo-manager").await? {
+        let cilium = self.has_cilium().await?;
+        let plan = ReleasePlan::new(&self.settings, desired, cilium, &self.chart_digest()?)?;
+        if done_before && self.installed_fingerprint(&ns).await?.as_deref() == Some(plan.fingerprint.as_str()) {
             return Ok(StepSuccess::unchanged("Installed"));
         }
-        let cilium = self.has_cilium().await?;
         let settings = self.settings.clone();
         let desired = desired.clone();
-        let installed = tokio::task::spawn_blocking(move || install_release(&settings, &desired, cilium))
+        let installed = tokio::task::spawn_blocking(move || install_release(&settings, &desired, &plan))
             .await
             .map_err(|e| StepFailure::new("Crashed", format!("the release task failed: {e}"), "Retry the step."))??;
         Ok(StepSuccess::done("Installed", installed))
+    }
+
+    /// The fingerprint on the installed manager Deployment (`None` when there is none, or it was
+    /// installed before fingerprints were recorded).
+    async fn installed_fingerprint(&self, ns: &str) -> Result<Option<String>, StepFailure> {
+        use k8s_openapi::api::apps::v1::Deployment;
+        let deployments: kube::Api<Deployment> = kube::Api::namespaced(self.client.clone(), ns);
+        let found = deployments
+            .get_opt(super::MANAGER)
+            .await
+            .map_err(|e| super::failure(&format!("reading Deployment {}", super::MANAGER), &e))?;
+        Ok(found.and_then(|d| d.metadata.annotations?.remove(build::RELEASE_FINGERPRINT)))
+    }
+
+    /// The silo chart's digest, read once per process (the chart ships with the image).
+    fn chart_digest(&self) -> Result<String, StepFailure> {
+        let chart = self.settings.charts_dir.join("opencrane-silo");
+        self.chart_digest
+            .get_or_init(|| {
+                build::chart_digest(&chart).map_err(|e| format!("reading the chart {}: {e}", chart.display()))
+            })
+            .clone()
+            .map_err(|e| {
+                StepFailure::new("ChartUnreadable", e, "Check OPENCRANE_CHARTS_DIR (the image ships the charts).")
+            })
     }
 
     /// Whether the Secret in the silo's namespace holds the credential with this SHA-256.
@@ -82,16 +113,54 @@ impl KubernetesBackend {
     }
 }
 
+/// What a release is rendered from, and its fingerprint.
+#[derive(Clone, Debug)]
+struct ReleasePlan {
+    values: serde_json::Value,
+    cilium: bool,
+    fingerprint: String,
+}
+
+impl ReleasePlan {
+    fn new(
+        settings: &KubernetesSettings,
+        desired: &Desired,
+        cilium: bool,
+        chart_digest: &str,
+    ) -> Result<Self, StepFailure> {
+        let values = build::release_values(desired, &settings.cluster).map_err(|missing| {
+            StepFailure::new(
+                "FleetSettingMissing",
+                format!("{missing}; the silo would not start."),
+                format!("Set {} on the fleet-manager (its chart's values), then Retry.", missing.setting),
+            )
+        })?;
+        let inputs = serde_json::json!({
+            "values": values,
+            "imageTag": desired.silo_version,
+            "cilium": cilium,
+            "baseDomain": settings.cluster.base_domain,
+            "name": desired.name,
+            "fleetInternalUrl": settings.fleet_internal_url,
+        });
+        let fingerprint = build::release_fingerprint(chart_digest, &inputs);
+        Ok(Self { values, cilium, fingerprint })
+    }
+}
+
 /// Installs or upgrades the silo release (blocking: runs helm and kubectl).
-fn install_release(settings: &KubernetesSettings, desired: &Desired, cilium: bool) -> Result<String, StepFailure> {
+fn install_release(
+    settings: &KubernetesSettings,
+    desired: &Desired,
+    plan: &ReleasePlan,
+) -> Result<String, StepFailure> {
     use opencrane_deploy::silo::{SiloMode, SiloOptions, TokenSource};
-    let values = build::release_values(desired);
     let dir = std::env::temp_dir().join(format!("opencrane-release-{}-{}", desired.name, std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| {
         StepFailure::new("NoScratchSpace", format!("creating {}: {e}", dir.display()), "Check the pod's /tmp.")
     })?;
     let values_file = dir.join("provisioner-values.json");
-    std::fs::write(&values_file, values.to_string()).map_err(|e| {
+    std::fs::write(&values_file, plan.values.to_string()).map_err(|e| {
         StepFailure::new("NoScratchSpace", format!("writing {}: {e}", values_file.display()), "Check the pod's /tmp.")
     })?;
     let mut helm = opencrane_deploy::HelmOptions::for_charts(&settings.charts_dir);
@@ -99,7 +168,8 @@ fn install_release(settings: &KubernetesSettings, desired: &Desired, cilium: boo
     helm.image_tag = desired.silo_version.clone();
     helm.values_files = vec![values_file];
     helm.timeout = settings.helm_timeout.clone();
-    if cilium {
+    helm.set.push(format!("clustertenantManager.releaseFingerprint={}", plan.fingerprint));
+    if plan.cilium {
         // On a cluster running Cilium the release renders its identity policies too.
         helm.set.push("cilium.enabled=true".into());
     }
