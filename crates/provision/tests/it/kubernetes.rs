@@ -103,10 +103,12 @@ async fn release_materialises(rig: &Rig, name: &str) {
     use k8s_openapi::api::apps::v1::Deployment;
     use kube::api::{Patch, PatchParams};
     let ns = format!("opencrane-{name}");
-    let upgrade =
-        rig.fakes.calls().into_iter().rev().find(|(tool, args, _)| {
-            tool == "helm" && args.iter().any(|a| a == "upgrade") && args.contains(&ns)
-        });
+    let upgrade = rig
+        .fakes
+        .calls()
+        .into_iter()
+        .rev()
+        .find(|(tool, args, _)| tool == "helm" && args.iter().any(|a| a == "upgrade") && args.contains(&ns));
     let Some((_, args, _)) = upgrade else { return };
     let fingerprint =
         args.iter().find_map(|a| a.strip_prefix("clustertenantManager.releaseFingerprint=")).unwrap_or_default();
