@@ -15,6 +15,7 @@ import yaml
 from test_charts import ROOT, SILO, SILO_NS, SILO_PROFILES, env_of, merge, render, validate_object
 
 EXAMPLE = ROOT / "docs" / "examples" / "clustertenant.yaml"
+ISSUER = "https://login.example.com"
 MINIMAL = """apiVersion: opencrane.io/v1alpha1
 kind: ClusterTenant
 metadata: {name: acme}
@@ -88,7 +89,8 @@ class Provisioning(unittest.TestCase):
         self.assertNotIn("panicked", result.stderr)
 
     def release(self, resource_text):
-        values_text = provision_render(resource_text, "--release-values").stdout
+        # The fleet's issuer, which a silo with an organisation's login app signs in at.
+        values_text = provision_render(resource_text, "--release-values", "--oidc-issuer-url", ISSUER).stdout
         overlay = yaml.safe_load(values_text)
         values = merge(SILO_PROFILES["fleet-managed"], overlay)
         objects, _ = render(SILO, values, SILO_NS)
@@ -137,6 +139,11 @@ class Provisioning(unittest.TestCase):
         env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
         self.assertEqual(env["OPENCRANE_CLUSTER_TENANT_CLIENT_ID"]["value"], "312345678901234567@opencrane")
         self.assertEqual(env["OPENCRANE_CLUSTER_TENANT_ORG_ID"]["value"], "312345678901234560", "a string, never a float")
+        # The manager refuses to start with an organisation's client and no issuer: it gets one.
+        self.assertEqual(env["OIDC_ISSUER_URL"]["value"], ISSUER)
+        refused = provision_render(with_org, "--release-values")
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("OIDC_ISSUER_URL is not set on the fleet-manager", refused.stderr)
         without = self.release(MINIMAL)
         manager = next(o for o in without if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-manager"))
         env = env_of(manager["spec"]["template"]["spec"]["containers"][0])
@@ -292,7 +299,7 @@ class Permissions(unittest.TestCase):
             if obj["kind"] in ("Namespace", "RoleBinding"):
                 continue  # the namespace and the installer binding have rules of their own
             self.assertIsNone(grants(manager, obj), describe_obj(obj))
-        values_text = provision_render(EXAMPLE.read_text(), "--release-values").stdout
+        values_text = provision_render(EXAMPLE.read_text(), "--release-values", "--oidc-issuer-url", ISSUER).stdout
         values = merge(merge(SILO_PROFILES["fleet-managed"], yaml.safe_load(values_text)), {"cilium": {"enabled": True}})
         release, _ = render(SILO, values, SILO_NS)
         self.assertIn("CiliumNetworkPolicy", [o["kind"] for o in release])
