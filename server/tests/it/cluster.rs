@@ -459,10 +459,9 @@ impl Kubelet {
     /// Starts, restarts and probes one Pod, and writes its status.
     async fn tend(&self, key: &(String, String)) {
         // Exited?
-        let (exited, start_now) = {
+        let start_now = {
             let mut pods = self.pods.lock().unwrap();
             let pod = pods.get_mut(key).unwrap();
-            let mut exited = false;
             if let Some(child) = pod.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
@@ -475,12 +474,10 @@ impl Kubelet {
                 pod.last_exit = Some((status.code().unwrap_or(137), message));
                 let backoff = Duration::from_millis(500 * 2u64.pow(pod.restarts.clamp(0, 4) as u32)).min(MAX_BACKOFF);
                 pod.restart_at = Some(Instant::now() + backoff);
-                exited = true;
             }
             let start_now = pod.child.is_none() && pod.restart_at.is_some_and(|at| Instant::now() >= at);
-            (exited, start_now)
+            start_now
         };
-        let _ = exited;
         if start_now {
             let (ns, name, ip, container, spec, log) = {
                 let pods = self.pods.lock().unwrap();
